@@ -1,0 +1,49 @@
+# dlhack: two commands on a fresh machine with python3 (3.11):
+#   make demo   # create .venv, install, train the translator data-parallel on the embedded corpus
+#   make test   # the same bootstrap, then every test
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Every install goes through constraints.txt (setuptools<74, numpy<2); Chainer's sdist is built
+# against the venv's own setuptools (--no-build-isolation), since its setup.py needs pkg_resources.
+PIP := $(BIN)/python -m pip install --disable-pip-version-check -c constraints.txt
+# One BLAS thread per MPI rank, or the ranks fight over the cores.
+export OMP_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS ?= 1
+
+.PHONY: venv demo test test-slow lab labs bench lint clean
+
+venv: $(BIN)/.installed
+
+$(BIN)/.installed: pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) --upgrade pip setuptools wheel
+	$(PIP) --no-build-isolation -e '.[dev]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name dlhack --display-name "Python (dlhack)" >/dev/null
+	touch $@
+
+demo: venv
+	$(BIN)/dlhack demo --out result/demo
+
+test: venv
+	$(BIN)/python -m pytest
+
+test-slow: venv
+	$(BIN)/python -m pytest -m slow
+
+lab: venv
+	$(BIN)/jupyter lab --notebook-dir=. lessons labs
+
+labs: venv
+	$(BIN)/dlhack labs generate
+
+bench: venv
+	$(BIN)/dlhack bench model
+	$(BIN)/dlhack bench allreduce
+	$(BIN)/dlhack bench scaling
+
+lint: venv
+	$(BIN)/ruff check src tests bench
+
+clean:
+	rm -rf $(VENV) result .pytest_cache

@@ -1,0 +1,24 @@
+"""Benchmarks: commands that print figures and write JSON (never tests that assert a time).
+
+    dlhack bench model       # throughput and peak memory: our LSTM vs the NStepLSTM reference
+    dlhack bench corpus      # train on small_parallel_enja, report test BLEU
+    dlhack bench allreduce   # time and bandwidth of each allreduce algorithm
+    dlhack bench scaling     # throughput at 1..N ranks, weak-scaling efficiency, breakdown
+"""
+import importlib
+import sys
+
+BENCHES = {
+    "model": "dlhack.bench.model",
+    "corpus": "dlhack.bench.corpus",
+    "allreduce": "dlhack.bench.allreduce",
+    "scaling": "dlhack.bench.scaling",
+}
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in BENCHES:
+        print("usage: dlhack bench {" + ",".join(BENCHES) + "} [ARGS...]")
+        return 0 if not argv or argv[0] in ("-h", "--help") else 2
+    return importlib.import_module(BENCHES[argv[0]]).main(argv[1:]) or 0

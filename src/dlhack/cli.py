@@ -1,0 +1,52 @@
+"""The ``dlhack`` command: one sub-command per module, each with its own ``main(argv)``.
+
+    dlhack data make OUTDIR        # write the embedded corpus as train.en/train.ja/...
+    dlhack train [--corpus DIR]    # train the translator (under mpiexec: data-parallel)
+    dlhack translate --model FILE "a sentence"
+    dlhack demo                    # what `make demo` runs
+    dlhack bench model|allreduce|scaling|corpus
+    dlhack grade SUBMISSION.ipynb  # the autograder
+    dlhack labs generate|check     # labs/ from solutions/
+    dlhack doctor                  # is this environment ready for the course?
+    dlhack run -n 2 -- python script.py
+
+Sub-commands are imported only when called, so a slow import in one never slows the others.
+"""
+import importlib
+import sys
+
+COMMANDS = {
+    "data": ("dlhack.data", "generate the embedded English-Japanese corpus"),
+    "train": ("dlhack.train", "train the translator (data-parallel under mpiexec)"),
+    "translate": ("dlhack.translate", "translate sentences with a trained model"),
+    "demo": ("dlhack.demo", "the main job of `make demo`"),
+    "bench": ("dlhack.bench", "benchmarks that print figures and write JSON"),
+    "grade": ("dlhack.grade.cli", "grade lab submissions"),
+    "labs": ("dlhack.grade.labs", "generate labs/ from solutions/, or check they are current"),
+    "doctor": ("dlhack.doctor", "check this environment and explain what to fix"),
+    "run": ("dlhack.launch", "run a command under mpiexec with rank-prefixed output"),
+}
+
+
+def usage():
+    lines = ["usage: dlhack COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<10} {text}" for name, (_, text) in COMMANDS.items()]
+    lines += ["", "`dlhack COMMAND -h` for the arguments of one command."]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"dlhack: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    return module.main(rest) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""Shared test fixtures. MPI tests use pytest-isolate-mpi: each
+``@pytest.mark.mpi(ranks=[...], timeout=...)`` test runs in its own mpiexec."""
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_ENJA = ROOT.parent / "shared" / "data" / "small_parallel_enja"
+
+
+@pytest.fixture
+def enja_dir():
+    """The real small_parallel_enja corpus beside the checkout; skipped when absent."""
+    path = Path(os.environ.get("DLHACK_ENJA", SHARED_ENJA))
+    if not (path / "train.en").exists():
+        pytest.skip(f"small_parallel_enja not found at {path}")
+    return path
