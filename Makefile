@@ -8,6 +8,8 @@ BIN := $(VENV)/bin
 # against the venv's own setuptools (--no-build-isolation), since its setup.py needs pkg_resources.
 PIP := $(BIN)/python -m pip install --disable-pip-version-check -c constraints.txt
 # One BLAS thread per MPI rank, or the ranks fight over the cores.
+# The venv first on PATH: its mpiexec (from the mpich wheel) matches its mpi4py.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 

@@ -1,0 +1,156 @@
+"""One rank of a ``dlhack run`` job: the small wrapper that the launcher starts on every rank.
+
+    python _rankwrap.py RUN_DIR script.py ARGS...
+    python _rankwrap.py RUN_DIR -m module ARGS...
+    python _rankwrap.py RUN_DIR -c CODE ARGS...
+    python _rankwrap.py RUN_DIR --exec COMMAND ARGS...    # not Python: only the output is caught
+
+``dlhack.launch`` builds these command lines; you do not type them. Before running the learner's
+code, in the same process, the wrapper:
+
+1. sends this rank's stdout and stderr to ``RUN_DIR/rank.N.out``. The launcher follows those
+   files and prefixes each line with ``[N]``; mpiexec's own ``-l`` cuts lines apart when two
+   ranks print at once, one file per rank cannot.
+2. writes ``RUN_DIR/rank.N.pid``, so the launcher can signal this very process: hydra starts
+   every rank in its own session, out of reach of a signal sent to mpiexec's process group.
+3. registers ``faulthandler`` on SIGUSR1: ``kill -USR1 PID`` writes the Python stack of every
+   thread to ``RUN_DIR/rank.N.stack``, even while the rank is blocked inside an MPI call.
+4. catches an uncaught exception, prints the traceback and, when mpi4py has started MPI, calls
+   ``MPI.COMM_WORLD.Abort(1)``. Without that, a rank that dies before a collective leaves the
+   others waiting in it forever. (Outside ``dlhack run``, ``python -m mpi4py script.py`` does the
+   same abort.)
+
+Only the standard library is used, and the launcher runs this file by its path rather than with
+``-m dlhack._rankwrap``: the learner's Python then need not have dlhack installed, and a rank
+does not import Chainer (which ``dlhack/__init__.py`` does) before its own code starts.
+"""
+import sys
+
+# Run by its path, Python puts this file's folder (the dlhack package) first on sys.path, where a
+# module such as dlhack/profile.py would shadow the standard library's. run_target() puts the
+# learner's folder there instead.
+if __name__ == "__main__":
+    del sys.path[0]
+
+import faulthandler  # after the sys.path fix above, on purpose
+import os
+import runpy
+import signal
+import time
+import traceback
+
+# Ranks that hit the same bug reach it within moments of each other. Waiting this long before
+# MPI_Abort lets them print their own traceback too, so the launcher can tell "every rank" from
+# "rank 1 only"; Abort kills the others at once.
+ABORT_GRACE_S = 1.0
+
+# The variable each MPI launcher sets to the rank (MPICH/Intel hydra, Open MPI, PMIx, Slurm).
+RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")
+
+
+def rank_from_env(env=os.environ):
+    """The rank this process has under mpiexec, read from the launcher's variables; 0 without."""
+    for name in RANK_VARIABLES:
+        if env.get(name, "").isdigit():
+            return int(env[name])
+    return 0
+
+
+def send_output_to(path):
+    """Point file descriptors 1 and 2 at ``path``, so C code and child processes follow too."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    # Whole lines, written at once, reach the launcher as soon as they are printed.
+    sys.stdout.reconfigure(line_buffering=True, write_through=True)
+    sys.stderr.reconfigure(line_buffering=True, write_through=True)
+
+
+def print_traceback(exc):
+    """Print ``exc``'s traceback without the frames of this wrapper and of runpy."""
+    tb = exc.__traceback__
+    hidden = (os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>")
+    while tb is not None and tb.tb_frame.f_code.co_filename in hidden:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
+
+
+def abort_if_mpi(rank, exc):
+    """Call MPI_Abort when mpi4py has started MPI with other ranks, so that none of them hangs."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
+        return
+    if mpi.COMM_WORLD.Get_size() == 1:
+        return
+    print(f"dlhack: rank {rank} raised {type(exc).__name__}; calling MPI_Abort in "
+          f"{ABORT_GRACE_S:g} s so that the other ranks do not wait for it forever",
+          file=sys.stderr)
+    time.sleep(ABORT_GRACE_S)
+    mpi.COMM_WORLD.Abort(1)
+
+
+def run_target(args):
+    """Run ``script.py ARGS``, ``-m module ARGS`` or ``-c CODE ARGS`` as ``python`` would."""
+    if not args:
+        raise SystemExit("dlhack: nothing to run (expected script.py, -m module or -c code)")
+    if args[0] == "-m":
+        sys.argv = [args[1], *args[2:]]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+    elif args[0] == "-c":
+        sys.argv = ["-c", *args[2:]]
+        sys.path.insert(0, "")
+        # `python -c CODE` is exactly this: the learner's own code, run as __main__.
+        exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})  # noqa: S102
+    else:
+        sys.argv = list(args)
+        # As `python script.py` does: the script's folder, not this wrapper's, comes first.
+        sys.path.insert(0, os.path.dirname(os.path.abspath(args[0])))
+        runpy.run_path(args[0], run_name="__main__")
+
+
+def main(argv):
+    """Set up this rank as the module docstring says, then run its command."""
+    run_dir, args = argv[0], argv[1:]
+    rank = rank_from_env()
+    base = os.path.join(run_dir, f"rank.{rank}")
+    send_output_to(base + ".out")
+    if args and args[0] == "--exec":
+        write_pid(base)
+        os.execvp(args[1], args[1:])  # replaces this process: same pid, same output files
+
+    # Kept open while the rank runs: faulthandler writes to its descriptor on each SIGUSR1.
+    stack_file = open(base + ".stack", "w")  # noqa: SIM115
+    faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
+    faulthandler.enable()  # a segfault in C code still prints the Python stack
+    write_pid(base)  # only now: SIGUSR1 before register() would kill the rank, not dump it
+
+    try:
+        run_target(args)
+    except SystemExit as exc:
+        mark_done(base, exc.code)
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every uncaught error must end the job
+        print_traceback(exc)
+        mark_done(base, 1)
+        abort_if_mpi(rank, exc)
+        raise SystemExit(1) from None
+    mark_done(base, 0)
+
+
+def write_pid(base):
+    """Tell the launcher which process to signal for this rank."""
+    with open(base + ".pid", "w") as f:
+        f.write(str(os.getpid()))
+
+
+def mark_done(base, code):
+    """Tell the launcher that this rank's own code is over (it may still wait in MPI_Finalize)."""
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    with open(base + ".done", "w") as f:
+        f.write(str(status))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,89 @@
+"""Length-bucketed, shuffled batches that keep data-parallel ranks in step.
+
+A recurrent model's time per batch follows the longest sentence in it. Batches drawn at random
+mix short and long sentences (so most of the work is padding), and in data-parallel training
+every rank waits, at each allreduce, for the rank that drew the longest batch.
+
+``BucketIterator`` sorts each epoch's (shuffled) samples by length, cuts them into batches of
+similar length, and visits the batches in an order drawn from ``seed + epoch``. Ranks that hold
+random shards of one corpus and use the same seed therefore work on batches of about the same
+length at the same iteration: nobody waits long, and little is padding.
+"""
+import numpy as np
+
+import chainer
+
+
+class BucketIterator(chainer.dataset.Iterator):
+    """Iterator over batches of (src, tgt) pairs of similar total length.
+
+    Args:
+        dataset: sequence of (src_ids, tgt_ids) pairs.
+        batchsize: sentences per batch (per rank, in data-parallel training).
+        seed: seed of the per-epoch shuffles; give every rank the same one.
+        shuffle: if False, batches follow the dataset order (used by evaluation).
+        repeat: loop over epochs (training) or stop after one (evaluation).
+    """
+
+    def __init__(self, dataset, batchsize, seed=0, shuffle=True, repeat=True):
+        if len(dataset) == 0:
+            raise ValueError("BucketIterator needs a non-empty dataset")
+        self.dataset, self.batchsize = dataset, batchsize
+        self.seed, self.shuffle, self._repeat = seed, shuffle, repeat
+        self._lengths = np.array([len(x) + len(y) for x, y in dataset])
+        self.reset()
+
+    def reset(self):
+        self.epoch, self.is_new_epoch = 0, False
+        self.current_position = 0  # batches served in this epoch
+        self._previous_epoch_detail = -1.0
+        self._batches = self._plan(0)
+
+    def _plan(self, epoch):
+        n = len(self.dataset)
+        if not self.shuffle:
+            return [np.arange(i, min(i + self.batchsize, n)) for i in range(0, n, self.batchsize)]
+        rng = np.random.RandomState(self.seed + epoch)
+        order = rng.permutation(n)
+        order = order[np.argsort(self._lengths[order], kind="stable")]  # random within a length
+        batches = [order[i:i + self.batchsize] for i in range(0, n, self.batchsize)]
+        return [batches[k] for k in rng.permutation(len(batches))]
+
+    def __next__(self):
+        if not self._repeat and self.epoch > 0:
+            raise StopIteration
+        self._previous_epoch_detail = self.epoch_detail
+        batch = [self.dataset[i] for i in self._batches[self.current_position]]
+        self.current_position += 1
+        self.is_new_epoch = self.current_position == len(self._batches)
+        if self.is_new_epoch:
+            self.epoch += 1
+            self.current_position = 0
+            self._batches = self._plan(self.epoch)
+        return batch
+
+    next = __next__
+
+    @property
+    def epoch_detail(self):
+        return self.epoch + self.current_position / len(self._batches)
+
+    @property
+    def previous_epoch_detail(self):
+        return None if self._previous_epoch_detail < 0 else self._previous_epoch_detail
+
+    @property
+    def repeat(self):
+        return self._repeat
+
+    def __len__(self):
+        """Batches per epoch."""
+        return len(self._batches)
+
+    def serialize(self, serializer):
+        self.current_position = serializer("current_position", self.current_position)
+        self.epoch = serializer("epoch", self.epoch)
+        self.is_new_epoch = serializer("is_new_epoch", self.is_new_epoch)
+        self._previous_epoch_detail = serializer("previous_epoch_detail",
+                                                 self._previous_epoch_detail)
+        self._batches = self._plan(self.epoch)  # the plan is a function of seed and epoch

@@ -1,0 +1,238 @@
+"""Time each allreduce algorithm on float32 messages and report its bandwidth.
+
+    mpiexec -n 2 dlhack bench allreduce                # at the rank count mpiexec gives
+    dlhack bench allreduce                             # launches mpiexec itself, at --ranks 2
+    dlhack bench allreduce --ranks 1 2 --sizes 4K 1M 64M --algorithms ring mpi --repeat 20
+
+For every message size: ``--warmup`` untimed rounds, then ``--repeat`` timed ones; a round
+calls each algorithm once (so a burst of load from elsewhere hits them all alike), each call
+after a barrier, on freshly written values. A call's time is the slowest rank's; the table
+shows the median. Messages are summed in place, as ``multi_node_mean_grad`` does.
+
+- algbw = bytes / time: how fast one rank's array got summed.
+- busbw = algbw * 2 (p - 1) / p: the bytes each rank must move in an optimal allreduce, over
+  time (the nccl-tests convention). It does not change with ``p`` for an ideal algorithm, so
+  figures at different rank counts compare directly; it is 0 at one rank (nothing moves).
+- copy: ``np.copyto`` of the same number of bytes, run on every rank at once: roughly the
+  ceiling of what shared memory can do here, since every message is copied at least once.
+
+Rank 0 prints the table (and the MPI library's version) and writes ``--json``.
+"""
+import argparse
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_SIZES = ["4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M"]  # powers of 4
+DEFAULT_JSON = "result/bench/allreduce.json"
+ALGORITHMS = ("naive", "ring", "mpi", "chainermn")  # chainermn: its naive communicator
+UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+# Set by mpiexec (MPICH/Hydra, Open MPI, PMIx): we already run as one rank of a job.
+LAUNCHED_ENV = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
+
+
+def parse_size(text):
+    """``"4K"`` -> 4096, ``"64M"`` -> 67108864, ``"1000"`` -> 1000 (bytes)."""
+    text = text.strip().upper().rstrip("B")
+    if text and text[-1] in UNITS:
+        return int(float(text[:-1]) * UNITS[text[-1]])
+    return int(text)
+
+
+def human(nbytes):
+    """4096 -> ``"4K"``."""
+    for unit in ("G", "M", "K"):
+        if nbytes >= UNITS[unit] and nbytes % UNITS[unit] == 0:
+            return f"{nbytes // UNITS[unit]}{unit}"
+    return str(nbytes)
+
+
+def allreduce_function(name, mpi_comm):
+    """``f(array)`` that sums ``array`` over ranks in place with algorithm ``name``."""
+    if name == "chainermn":
+        import chainermn
+
+        comm = chainermn.create_communicator("naive", mpi_comm=mpi_comm)
+        return lambda array: np.copyto(array, comm.allreduce(array))  # it returns a new array
+    from dlhack.parallel.communicator import ALGORITHMS as OURS
+
+    allreduce = OURS[name]
+    return lambda array: allreduce(mpi_comm, array, out=array)
+
+
+def time_once(mpi_comm, call, array):
+    """Seconds ``call(array)`` took on the slowest rank, timed from a common barrier."""
+    from mpi4py import MPI
+
+    mpi_comm.Barrier()
+    start = time.perf_counter()
+    call(array)
+    return mpi_comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
+
+
+def run(args):
+    """The benchmark at this job's rank count; returns the rows (every rank returns them)."""
+    from mpi4py import MPI
+
+    mpi_comm = MPI.COMM_WORLD.Dup()
+    size = mpi_comm.size
+    rows = []
+    for nbytes in args.sizes:
+        start = np.full(nbytes // 4, 1e-3, np.float32)
+        array = np.empty_like(start)
+        calls = {"copy": functools.partial(np.copyto, src=start)}  # copy(array): the ceiling
+        calls.update({name: allreduce_function(name, mpi_comm) for name in args.algorithms})
+        times = {name: [] for name in calls}
+        # Round robin, one call of each algorithm per round: on a shared machine a burst of
+        # load elsewhere then slows every algorithm alike instead of one of them.
+        for i in range(args.warmup + args.repeat):
+            for name, call in calls.items():
+                # Freshly written values (as gradients are, just before their allreduce),
+                # and no growth towards overflow over many repeats.
+                np.copyto(array, start)
+                seconds = time_once(mpi_comm, call, array)
+                if i >= args.warmup:
+                    times[name].append(seconds)
+        for name, seconds in times.items():
+            rows.append(row(size, nbytes, name, float(np.median(seconds)), bus=name != "copy"))
+    mpi_comm.Free()
+    return rows
+
+
+def row(size, nbytes, algorithm, seconds, bus=True):
+    algbw = nbytes / seconds / 1e9
+    return {"ranks": size, "bytes": nbytes, "algorithm": algorithm, "median_s": seconds,
+            "algbw_GBps": algbw, "busbw_GBps": algbw * 2 * (size - 1) / size if bus else None}
+
+
+def table(rows):
+    """The rows as text, with the ring/mpi ratio of algbw for each size."""
+    header = (f"{'ranks':>5} {'size':>6} {'algorithm':>10} {'median ms':>10} "
+              f"{'algbw GB/s':>11} {'busbw GB/s':>11} {'/ mpi':>6}")
+    lines = [header]
+    mpi = {(r["ranks"], r["bytes"]): r["median_s"] for r in rows if r["algorithm"] == "mpi"}
+    for r in rows:
+        busbw = "" if r["busbw_GBps"] is None else f"{r['busbw_GBps']:.2f}"
+        ref = mpi.get((r["ranks"], r["bytes"]))
+        ratio = f"{ref / r['median_s']:.2f}" if ref and r["algorithm"] != "copy" else ""
+        lines.append(f"{r['ranks']:>5} {human(r['bytes']):>6} {r['algorithm']:>10} "
+                     f"{r['median_s'] * 1e3:>10.3f} {r['algbw_GBps']:>11.2f} {busbw:>11} "
+                     f"{ratio:>6}")
+    return "\n".join(lines)
+
+
+def write_json(path, rows, library):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"mpi_library": library, "dtype": "float32",
+           "definitions": {"algbw": "bytes / median time",
+                           "busbw": "algbw * 2 (p - 1) / p",
+                           "copy": "np.copyto of the same bytes, every rank at once",
+                           "time": "median over repeats of the slowest rank's time"},
+           "rows": rows}
+    path.write_text(json.dumps(doc, indent=1))
+
+
+def mpi_library():
+    from mpi4py import MPI
+
+    return " ".join(MPI.Get_library_version().splitlines()[0].split())
+
+
+def mpiexec():
+    """The mpiexec beside this Python (the venv's, from the mpich wheel), else PATH's."""
+    beside = Path(sys.executable).with_name("mpiexec")
+    return str(beside) if beside.exists() else shutil.which("mpiexec") or "mpiexec"
+
+
+def launch(args, argv):
+    """Run this benchmark under mpiexec once per ``--ranks`` count; merge their JSON."""
+    cores = os.cpu_count() or 1
+    counts = [p for p in args.ranks if p <= cores]
+    for p in sorted(set(args.ranks) - set(counts)):
+        print(f"skipping --ranks {p}: more ranks than the {cores} cores would time the scheduler")
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    rows, library = [], None
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in counts:
+            out = Path(tmp, f"{p}.json")
+            cmd = [mpiexec(), "-n", str(p), sys.executable, "-m", "dlhack.bench.allreduce",
+                   *argv, "--json", str(out)]
+            subprocess.run(cmd, env=env, check=True)
+            doc = json.loads(out.read_text())
+            rows += doc["rows"]
+            library = doc["mpi_library"]
+    if rows:
+        write_json(args.json, rows, library)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="dlhack bench allreduce",
+        description="Time naive, ring and MPI allreduce on float32 messages (see the module "
+                    "docstring for algbw/busbw).")
+    parser.add_argument("-s", "--sizes", nargs="+", type=parse_size,
+                        default=[parse_size(s) for s in DEFAULT_SIZES],
+                        help="message sizes in bytes, with K/M/G suffixes (default: 4K..64M, "
+                             "powers of 4)")
+    parser.add_argument("-a", "--algorithms", nargs="+", choices=ALGORITHMS,
+                        default=["naive", "ring", "mpi"],
+                        help="which allreduce to time; chainermn: ChainerMN's naive "
+                             "communicator (default: naive ring mpi)")
+    parser.add_argument("-r", "--repeat", type=int, default=10,
+                        help="timed calls per size and algorithm (default: 10)")
+    parser.add_argument("-w", "--warmup", type=int, default=2,
+                        help="untimed calls first (default: 2)")
+    parser.add_argument("-n", "--ranks", nargs="+", type=int, default=[2],
+                        help="rank counts to launch when not already under mpiexec; counts "
+                             "above the number of cores are skipped (default: 2)")
+    parser.add_argument("-j", "--json", default=DEFAULT_JSON,
+                        help=f"where to write the figures (default: {DEFAULT_JSON})")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    """``dlhack bench allreduce``: see the module docstring."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    if not any(name in os.environ for name in LAUNCHED_ENV):
+        # Not under mpiexec: start one job per rank count, passing our flags on.
+        return launch(args, strip_options(argv, ("-n", "--ranks", "-j", "--json")))
+
+    from mpi4py import MPI
+
+    rows = run(args)
+    if MPI.COMM_WORLD.rank == 0:  # the one place this benchmark prints and writes
+        print(f"MPI library: {mpi_library()}")
+        print(f"ranks: {MPI.COMM_WORLD.size}, float32, median of {args.repeat}, "
+              f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+        print(table(rows), flush=True)
+        write_json(args.json, rows, mpi_library())
+    return 0
+
+
+def strip_options(argv, names):
+    """``argv`` without the options in ``names`` and the values that follow each."""
+    kept, skipping = [], False
+    for arg in argv:
+        if arg.startswith("-") and not arg.lstrip("-").replace(".", "").isdigit():
+            skipping = arg.split("=")[0] in names
+            if skipping:
+                continue
+        if not skipping:
+            kept.append(arg)
+    return kept
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,337 @@
+"""The embedded English->Japanese corpus, generated from a small grammar (lesson 1).
+
+    dlhack data make OUTDIR [--seed N] [--train N] [--dev N] [--test N]
+
+:func:`generate` draws sentences from the word lists of :mod:`dlhack.grammar` and renders each
+in both languages at once (:mod:`dlhack.phrases`): English subject-verb-object becomes Japanese
+subject-object-verb with particles, numerals float after the object ("three apples" ->
+"りんご を 三 つ"), questions turn polite ("食べ ま し た か ？"). Each English sentence has
+exactly one Japanese rendering, so a small attention LSTM can learn the corpus; what it must
+learn is the reordering and the inflection, not a word-for-word lookup.
+Files are tokenised with single spaces like small_parallel_enja (read them with dlhack.corpus).
+"""
+import argparse
+import random
+from pathlib import Path
+
+from dlhack.phrases import BE, LEX, actor, article, en_question, en_statement, ja_plain, \
+    ja_polite_question, ja_predicate, noun_phrase, person, position, pronoun, time_phrase
+
+TENSES = ("pres", "past", "past", "fut", "prog")  # past twice: the commonest tense in stories
+JA_ORDER = ("time", "adv", "place", "with", "by", "from", "to", "tool", "dest", "pos", "obj")
+EN_ORDER = ("obj", "to", "from", "pos", "dest", "by", "tool", "with", "place", "time")
+WANT = {("pres", False): ("want", "たい"), ("pres", True): ("do not want", "たく な い"),
+        ("past", False): ("wanted", "たかっ た"), ("past", True): ("did not want", "たく な かっ た")}
+
+
+def _complements(rng, verb, kind, tense, subj):
+    """The phrases around a verb as slot -> (english, japanese), and the Japanese verb to use."""
+    slots, ja_verb = {}, verb.ja
+    if kind == "tr":
+        if rng.random() < verb.people:
+            obj = person(rng, case=1)
+        else:
+            obj = noun_phrase(rng, rng.choice(verb.objs), "a the this that poss num bare"
+                              if tense == "pres" else "a the this that poss num")
+        slots["obj"] = (obj.en, f"{obj.ja} {verb.particle}" + (" " + obj.qty) * bool(obj.qty), obj)
+        if "t" in verb.flags and rng.random() < 0.7:
+            to = person(rng, case=1)
+            slots["to"] = ("to " + to.en, to.ja + " に")
+        if "f" in verb.flags and rng.random() < 0.5:
+            source = person(rng, case=1)
+            slots["from"] = ("from " + source.en, source.ja + " から")
+        if "P" in verb.flags:
+            slots["pos"] = position(rng, "on in under")
+            if slots["pos"][0].startswith("in "):  # put in a box: 入れる; put on a desk: 置く
+                ja_verb = LEX.put_in
+    if kind == "mo":
+        far = False
+        if rng.random() < 0.12:  # "went home" -> "家 に 帰 っ た"; "came home" is left out
+            if verb.en.base == "come":
+                return None, None
+            slots["dest"] = ("home", "家 " + verb.dest)
+            ja_verb = LEX.go_home if verb.en.base == "go" else ja_verb
+        else:
+            place = rng.choice(LEX.destinations if verb.dest == "に" else LEX.near)
+            slots["dest"] = ("to " + place.np, f"{place.ja} {verb.dest}")
+            far = "c" in place.tags
+        if "v" in verb.flags and rng.random() < 0.3:  # by plane or ship only to far places
+            vehicle = rng.choice(LEX.vehicles if far else LEX.near_vehicles)
+            slots["by"] = ("by " + vehicle[0], vehicle[1] + " で")
+    elif verb.places and rng.random() < 0.3:
+        place = rng.choice(verb.places)
+        slots["place"] = (place.loc, place.ja + " で")
+    if verb.tools and rng.random() < 0.3:
+        en, ja = rng.choice(verb.tools)
+        slots["tool"] = (en, ja + " で")
+    if subj is not None and subj.human and rng.random() < 0.08:
+        friend = person(rng, case=1)
+        slots["with"] = ("with " + friend.en, friend.ja + " と")
+    if rng.random() < 0.3:
+        slots["time"] = time_phrase(rng, tense)
+    return slots, ja_verb
+
+
+def action(rng, mood):
+    """A verb with its object and adjuncts, as mood: stmt, yn, wh, please, lets, want, want?."""
+    r = rng.random()
+    kind = "tr" if r < 0.62 else "in" if r < 0.82 else "mo"
+    verb = rng.choice({"tr": LEX.transitive, "in": LEX.intransitive, "mo": LEX.motion}[kind])
+    if mood in ("please", "lets") and "n" in verb.flags:
+        return None  # "please lose the key ." is not a sentence anyone says
+    tense = rng.choice(TENSES if "p" in verb.flags else TENSES[:4])
+    if mood == "stmt" and tense == "pres" and verb.en.past == verb.en.base:
+        tense = "past"  # "i read the book ." would be present and past at once
+    subj = None
+    if mood in ("please", "lets"):
+        tense = "fut"  # only for the choice of time phrase: "tomorrow", not "yesterday"
+    elif mood.startswith("want"):  # 食べ たい is said of oneself, or asked of "you"
+        tense = rng.choice(("pres", "past"))
+        subj = pronoun("you" if mood == "want?" else rng.choice(("i", "we")))
+    else:
+        subj = actor(rng, "a" in verb.flags, i_ok=mood == "stmt")
+    p_neg = {"stmt": 0.25, "please": 0.2, "want": 0.25, "yn": 0.15 * (tense == "past")}
+    neg = rng.random() < p_neg.get(mood, 0)
+    slots, ja_verb = _complements(rng, verb, kind, "fut" if mood == "want" and tense == "pres"
+                                  else tense, subj)
+    if slots is None:
+        return None
+    if mood == "wh":
+        return _wh(rng, verb, kind, tense, subj, slots, ja_verb)
+    head = [subj.ja + " は"] if subj else []
+    if mood == "stmt" and tense == "pres" and not neg and "time" not in slots \
+            and rng.random() < 0.3:  # "tom often eats apples": the adverb before the verb
+        slots["adv"] = rng.choice(LEX.adverbs)
+    rest = " ".join(slots[k][0] for k in EN_ORDER if k in slots)
+    ja = " ".join(head + [slots[k][1] for k in JA_ORDER if k in slots])
+    en, forms = verb.en, ja_verb
+    main = en.base + (" " + en.particle if en.particle else "")
+    if mood == "stmt":
+        adv = slots["adv"][0] + " " if "adv" in slots else ""
+        return (f"{subj.en} {adv}{en_statement(en, tense, neg, subj.person)} {rest} .",
+                f"{ja} {ja_plain(forms, tense, neg)} 。")
+    if mood == "yn":
+        aux, main = en_question(en, tense, neg, subj.person)
+        return f"{aux} {subj.en} {main} {rest} ?", f"{ja} {ja_polite_question(forms, tense, neg)}"
+    if mood == "please":  # 食べ て くださ い, 食べ な い で くださ い
+        ending = forms["nai"] + " な い で くださ い" if neg else forms["te"] + " くださ い"
+        return f"please {'do not ' * neg}{main} {rest} .", f"{ja} {ending} 。"
+    if mood == "lets":
+        return f"let 's {main} {rest} .", f"{ja} {forms['masu']} ま しょ う 。"
+    want, ending = WANT[tense, neg]
+    if mood == "want?":
+        aux = "do" if tense == "pres" else "did"
+        return f"{aux} you want to {main} {rest} ?", f"{ja} {forms['masu']} {ending} で す か ？"
+    return f"{subj.en} {want} to {main} {rest} .", f"{ja} {forms['masu']} {ending} 。"
+
+
+def _wh(rng, verb, kind, tense, subj, slots, ja_verb):
+    """Ask for one part of a clause: who, what, how many, where or when."""
+    # "what did tom play ?" could be 弾く or する: no object question for such verbs
+    targets = ["subj"] + ["obj"] * 2 * (kind == "tr" and verb.en.base not in LEX.ambiguous)
+    targets += ["place"] * (kind != "mo")
+    targets += ["time"] * (tense != "prog") + ["dest"] * (kind == "mo" and verb.dest == "に")
+    target = rng.choice(targets)
+    wh = "who"
+    if target == "subj":
+        subj = None
+    elif target == "obj":
+        obj = slots["obj"][2]
+        noun = obj.noun
+        if obj.human:
+            slots["obj"] = ("", "誰 " + verb.particle)
+        elif noun and noun.ctr and not noun.unit and noun.art == "a" and rng.random() < 0.4:
+            count = "いくつ" if noun.ctr == "つ" else "何 " + noun.ctr  # 何 つ is not Japanese
+            wh, slots["obj"] = "how many " + noun.pl, ("", f"{noun.ja} {verb.particle} {count}")
+        else:
+            wh, slots["obj"] = "what", ("", "何 " + verb.particle)
+    else:
+        wh = "when" if target == "time" else "where"
+        ja_verb = verb.ja if target == "dest" else ja_verb  # "where did he go ?": not 帰る
+        slots[target] = ("", {"time": "いつ", "place": "どこ で", "dest": "どこ に"}[target])
+    rest = [slots[k][0] for k in EN_ORDER if k in slots]
+    ja = " ".join([subj.ja + " は" if subj else "誰 が"] + [slots[k][1] for k in JA_ORDER
+                                                           if k in slots])
+    ja = f"{ja} {ja_polite_question(ja_verb, tense, False)}"
+    if subj is None:  # who ate the apple ? -> 誰 が りんご を 食べ ま し た か ？
+        return " ".join(filter(None, ["who", en_statement(verb.en, tense, False, "3")] + rest
+                               + ["?"])), ja
+    aux, main = en_question(verb.en, tense, False, subj.person)
+    return " ".join(filter(None, [wh, aux, subj.en, main] + rest + ["?"])), ja
+
+
+def existential(rng, mood):
+    """"there is a cat under the bed ." -> "ベッド の 下 に 猫 が いる 。" (いる alive, ある not)."""
+    alive = rng.random() < 0.5
+    noun = rng.choice(LEX.animals + LEX.people if alive else LEX.things)
+    if alive and rng.random() < 0.5:
+        place = rng.choice(LEX.near)
+        loc_en, loc_ja = place.loc, place.ja + " に"
+    else:
+        loc_en, loc_ja = position(rng, None if alive else "on in under")
+    past = rng.random() < 0.5
+    forms, tense = LEX.exist[alive], "past" if past else "pres"
+    if mood == "howmany":
+        if not noun.ctr:
+            return None
+        count = "いくつ" if noun.ctr == "つ" else "何 " + noun.ctr
+        return (f"how many {noun.pl} {BE['p'][past]} there {loc_en} ?",
+                f"{loc_ja} {noun.ja} は {count} {ja_polite_question(forms, tense, False)}")
+    if mood == "stmt" and rng.random() < 0.2:  # 猫 は い な い: a negative takes は
+        nai = "な かっ た" if past else "な い"
+        return (f"there {BE['3'][past]} no {noun.en} {loc_en} .",
+                f"{loc_ja} {noun.ja} は {'' if not alive else 'い '}{nai} 。".replace("  ", " "))
+    np = noun_phrase(rng, noun, "a num", 0.2)
+    be = BE["p" if np.qty else "3"][past]
+    ja = f"{loc_ja} {np.ja} が" + (" " + np.qty) * bool(np.qty)
+    if mood == "yn":
+        return f"{be} there {np.en} {loc_en} ?", f"{ja} {ja_polite_question(forms, tense, False)}"
+    time = time_phrase(rng, tense) if past and rng.random() < 0.3 else ("", "")
+    return (f"there {be} {np.en} {loc_en} {time[0]}".rstrip() + " .",
+            f"{time[1]} {ja} {ja_plain(forms, tense, False)} 。".lstrip())
+
+
+def _be(subj, tense, neg, question):
+    """English "be" before a predicate: ``is not``; in questions (``will``, ``be``) around it."""
+    if tense == "fut":
+        return ("will", "be") if question else ("will not be" if neg else "will be", "")
+    word = BE[subj.person][tense == "past"]
+    return (word, "") if question else (word + " not" * neg, "")
+
+
+def _predicate(rng, mood, subj, tense, en_pred, ja_word, i_adj, time=("", "")):
+    """Put subject, "be" and predicate together in both languages."""
+    question = mood == "yn"
+    neg = not question and rng.random() < 0.25
+    first, second = _be(subj, tense, neg, question)
+    if question:
+        en = " ".join(filter(None, [first, subj.en, second, en_pred, time[0], "?"]))
+    else:
+        en = " ".join(filter(None, [subj.en, first, en_pred, time[0], "."]))
+    ja = " ".join(filter(None, [subj.ja, "は", time[1], ja_predicate(ja_word, i_adj, tense, neg,
+                                                                    question)]))
+    return en, ja + ("" if question else " 。")
+
+
+def describe(rng, mood):
+    """"this book is interesting ." -> "この 本 は 面白い 。"; "tom was busy" -> "忙し かっ た"."""
+    adj = rng.choice(LEX.adjectives)
+    subjects = LEX.adj_subjects[adj.en]
+    if any("P" in n.tags for n in subjects) and rng.random() < 0.5:  # tom, he, my mother
+        subj = person(rng, 0, i_ok=mood == "stmt")
+    else:
+        subj = noun_phrase(rng, rng.choice(subjects), "the this that poss", 0)
+    tense = rng.choice(("pres", "past", "fut"))
+    # "tom was busy yesterday", but not "the zoo was large yesterday"
+    time = time_phrase(rng, tense) if subj.human and rng.random() < 0.3 else ("", "")
+    return _predicate(rng, mood, subj, tense, adj.en, adj.ja, adj.i_adj, time)
+
+
+def likes(rng, mood):
+    """"tom likes cats ." -> "トム は 猫 が 好き だ 。" (also hate: 嫌い, good at: 得意)."""
+    kind = rng.choice(("like", "like", "hate", "good"))
+    subj = actor(rng, kind != "good", i_ok=mood == "stmt")
+    obj = noun_phrase(rng, rng.choice(LEX.skills if kind == "good" else LEX.likeable), "bare", .1)
+    tense = rng.choice(("pres", "past"))
+    word = {"like": "好き", "hate": "嫌い", "good": "得意"}[kind]
+    if kind == "good":
+        en, ja = _predicate(rng, mood, subj, tense, "good at " + obj.en, word, False)
+        return en, ja.replace(f"{subj.ja} は ", f"{subj.ja} は {obj.ja} が ", 1)
+    verb = LEX.like_verbs[kind]
+    question = mood == "yn"
+    neg = not question and rng.random() < 0.25
+    tail = ja_predicate(word, False, tense, neg, question) + ("" if question else " 。")
+    ja = f"{subj.ja} は {obj.ja} が {tail}"
+    if question:
+        aux, main = en_question(verb, tense, False, subj.person)
+        return f"{aux} {subj.en} {main} {obj.en} ?", ja
+    return f"{subj.en} {en_statement(verb, tense, neg, subj.person)} {obj.en} .", ja
+
+
+def identity(rng, mood):
+    """"tom is a doctor ." -> "トム は 医者 だ 。"; "they were students ." -> "学生 だっ た"."""
+    subj = person(rng, 0, i_ok=mood == "stmt")
+    while subj.noun is not None:  # a pronoun or a name: "the teacher is a doctor" is odd
+        subj = person(rng, 0, i_ok=mood == "stmt")
+    noun = rng.choice(LEX.people)
+    pred = noun.pl if subj.person == "p" else f"{article(noun.en)} {noun.en}"
+    return _predicate(rng, mood, subj, rng.choice(("pres", "past")), pred, noun.ja, False)
+
+
+KINDS = (  # (share of the corpus, construction, mood)
+    (0.34, action, "stmt"), (0.08, action, "yn"), (0.13, action, "wh"), (0.04, action, "please"),
+    (0.03, action, "lets"), (0.04, action, "want"), (0.02, action, "want?"),
+    (0.05, existential, "stmt"), (0.02, existential, "yn"), (0.02, existential, "howmany"),
+    (0.08, describe, "stmt"), (0.02, describe, "yn"), (0.06, likes, "stmt"), (0.02, likes, "yn"),
+    (0.03, identity, "stmt"), (0.02, identity, "yn"),
+)
+_CUM = [sum(k[0] for k in KINDS[:i + 1]) for i in range(len(KINDS))]
+
+
+def sample(rng, max_len=20):
+    """One random sentence pair ``(english, japanese)``, each at most ``max_len`` tokens."""
+    while True:
+        _, build, mood = rng.choices(KINDS, cum_weights=_CUM)[0]
+        pair = build(rng, mood)
+        if pair is not None:
+            en, ja = pair[0].split(), pair[1].split()
+            if len(en) <= max_len and len(ja) <= max_len:
+                return " ".join(en), " ".join(ja)
+
+
+def generate(n_train=20000, n_dev=500, n_test=500, seed=0):
+    """The embedded corpus: ``{"train": [(en, ja), ...], "dev": [...], "test": [...]}``.
+
+    Sentences are drawn until there are ``n_train + n_dev + n_test`` distinct English ones,
+    then shuffled and split, so no dev or test sentence (English or pair) is in train.
+    The same seed always gives the same corpus.
+    """
+    rng = random.Random(seed)
+    total, pairs = n_train + n_dev + n_test, {}
+    for _ in range(20 * total + 1000):
+        if len(pairs) == total:
+            break
+        en, ja = sample(rng)
+        pairs.setdefault(en, ja)
+    else:
+        raise ValueError(f"the grammar gave only {len(pairs)} distinct sentences, not {total}")
+    items = list(pairs.items())
+    rng.shuffle(items)
+    return {"train": items[:n_train], "dev": items[n_train:n_train + n_dev],
+            "test": items[n_train + n_dev:]}
+
+
+def write_corpus(outdir, seed=0, n_train=20000, n_dev=500, n_test=500):
+    """Write train/dev/test ``.en`` and ``.ja`` files (small_parallel_enja format) to ``outdir``.
+
+    Returns ``outdir`` as a :class:`~pathlib.Path`.
+    """
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    for split, pairs in generate(n_train, n_dev, n_test, seed).items():
+        for side, lang in enumerate(("en", "ja")):
+            text = "".join(pair[side] + "\n" for pair in pairs)
+            (outdir / f"{split}.{lang}").write_text(text, encoding="utf-8")
+    return outdir
+
+
+def main(argv=None):
+    """``dlhack data make OUTDIR``: write the embedded corpus and print what was written."""
+    parser = argparse.ArgumentParser(prog="dlhack data", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    make = sub.add_parser("make", help="write train/dev/test .en/.ja files to OUTDIR")
+    make.add_argument("outdir", metavar="OUTDIR", help="directory to write (created if needed)")
+    make.add_argument("-s", "--seed", type=int, default=0, help="random seed (default 0)")
+    make.add_argument("-t", "--train", type=int, default=20000, help="training pairs (20000)")
+    make.add_argument("-d", "--dev", type=int, default=500, help="development pairs (500)")
+    make.add_argument("-e", "--test", type=int, default=500, help="test pairs (500)")
+    args = parser.parse_args(argv)
+    outdir = write_corpus(args.outdir, args.seed, args.train, args.dev, args.test)
+    for split in ("train", "dev", "test"):
+        sizes = []
+        for lang in ("en", "ja"):
+            lines = (outdir / f"{split}.{lang}").read_text(encoding="utf-8").splitlines()
+            sizes.append(len({w for line in lines for w in line.split()}))
+        print(f"{outdir / split}.{{en,ja}}: {len(lines)} pairs, "
+              f"{sizes[0]} English and {sizes[1]} Japanese word types")
+    return 0

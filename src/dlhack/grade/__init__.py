@@ -1,0 +1,22 @@
+"""The autograder for the labs: graded tests under mpiexec, one process group per test.
+
+    dlhack grade SUBMISSION.ipynb [--json FILE] [--junit FILE]   # cli.py
+    dlhack labs generate | check                                 # labs.py
+    dlhack.grade.check("02_collectives", "allreduce_ring")       # in a lab's check cell
+
+Modules, in the order a grading goes through them:
+
+- ``plan``      where tests/labs lives; each test's rank counts, points and timeout
+- ``notebook``  the learner's answer cells (from a file or a live kernel) as one module
+- ``harness``   every (test, rank count) run, in parallel; points added up
+- ``runner``    one run under mpiexec with limits, a timeout, stack dumps and a kill sweep
+- ``rank.py``   the script each rank runs (standalone: it never imports dlhack)
+- ``report``    feedback text, JSON and JUnit XML
+- ``checkcell`` ``check`` and ``export``, for lab notebooks
+
+How to add a lab: tests/labs/README.md. The threat model: runner.py's docstring.
+"""
+from dlhack.grade.checkcell import check, export
+from dlhack.grade.harness import grade, grade_notebook
+
+__all__ = ["check", "export", "grade", "grade_notebook"]

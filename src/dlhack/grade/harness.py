@@ -1,0 +1,192 @@
+"""Grade one submission: run each (test, rank count) of a lab in parallel and add up the points.
+
+    result = grade_notebook("labs/02_collectives.ipynb")       # from a file
+    result = grade(plan, submission, exercises=["allreduce_ring"])
+
+A test earns its points only when it passes at every rank count it declares. Runs share rank
+``Slots``: at most ``capacity`` ranks at once in this process, across all submissions graded
+together. Some outcomes stop the runs that have not started yet, because their outcome is known
+and waiting for them would only cost time:
+
+- a stub (NotImplementedError): the rest of that exercise is "not done";
+- a run that hung until its timeout: the rest of that exercise is not run (each would hang too);
+- answer cells that cannot be imported, or tampering: nothing more of the submission is run.
+
+The result is a plain dict (see ``report.py`` for its JSON, JUnit and text forms).
+"""
+import os
+import shutil
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from dlhack.grade import notebook
+from dlhack.grade.plan import lab_names, load_plan
+from dlhack.grade.runner import Job, run_case
+
+ODD_HINT = ("it fails only at odd rank counts: look for code that pairs ranks up or halves the "
+            "work, assuming the count is even (or a power of two)")
+
+
+class Slots:
+    """At most ``capacity`` ranks running at once, shared by every run that holds this object."""
+
+    def __init__(self, capacity=None):
+        self.capacity = capacity or max(os.cpu_count() or 1, 4)
+        self._free = self.capacity
+        self._cond = threading.Condition()
+
+    @contextmanager
+    def hold(self, ranks):
+        ranks = min(ranks, self.capacity)  # a run bigger than the machine runs alone
+        with self._cond:
+            self._cond.wait_for(lambda: self._free >= ranks)
+            self._free -= ranks
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._free += ranks
+                self._cond.notify_all()
+
+
+def grade_notebook(path, lab=None, **options):
+    """Grade the notebook at ``path``; returns the result dict, never raises for a bad notebook.
+
+    Args:
+        path: the submission, an .ipynb file.
+        lab: the lab's name; by default from the notebook's ``dlhack.lab`` metadata or file name.
+        **options: passed on to :func:`grade` (exercises, timeout, memory_mb, slots, workdir).
+    """
+    start = time.monotonic()
+    base = {"submission": str(path), "lab": lab}
+    try:
+        submission, nb = notebook.from_notebook(path)
+    except notebook.SubmissionError as err:
+        return _verdict(base, "invalid", str(err), start)
+    base["lab"] = lab = lab or notebook.lab_of(path, nb, lab_names(options.get("root")))
+    if lab is None:
+        return _verdict(base, "invalid", f"cannot tell which lab {Path(path).name} is for: keep the "
+                        f"lab's file name (e.g. 02_collectives*.ipynb) or pass --lab", start)
+    result = grade(load_plan(lab, options.pop("root", None)), submission, **options)
+    result["submission"] = str(path)
+    return result
+
+
+def _verdict(base, status, message, start):
+    return {**base, "status": status, "message": message, "score": 0.0, "max_score": None,
+            "exercises": [], "warnings": [], "duration_s": round(time.monotonic() - start, 2)}
+
+
+def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slots=None,
+          workdir=None):
+    """Run the graded tests of ``plan`` on a ``notebook.Submission``; returns the result dict.
+
+    Args:
+        plan: a ``plan.Plan`` (``plan.load_plan(lab)``).
+        submission: the learner's answers as a module (``notebook.from_notebook`` and friends).
+        exercises: grade only these exercises (default: all).
+        timeout: seconds per run, replacing each test's own timeout.
+        memory_mb: address-space limit of each rank.
+        slots: a shared ``Slots``; by default one for this call.
+        workdir: where the temporary directories go (default: the system's).
+    """
+    start = time.monotonic()
+    tests = [t for t in plan.tests if not exercises or t.exercise in exercises]
+    if timeout:
+        tests = [replace(t, timeout=float(timeout)) for t in tests]
+    slots = slots or Slots()
+    base = Path(tempfile.mkdtemp(prefix="dlhack-grade-", dir=workdir))
+    job = Job(files=plan.files, submission=submission, base=base, memory_mb=memory_mb)
+    stops, lock = {}, threading.Lock()  # exercise (or None: everything) -> why not run
+
+    def stopped(test):
+        with lock:
+            return stops.get(None) or stops.get(test.exercise)
+
+    def one(test, ranks):
+        reason = stopped(test)
+        if not reason:
+            with slots.hold(ranks):
+                reason = stopped(test)  # checked again: an earlier run may have ended meanwhile
+                run = None if reason else run_case(test, ranks, job)
+        if reason:
+            return {"ranks": ranks, "outcome": "not_run", "message": reason}
+        with lock:
+            if run["outcome"] == "tampered":
+                stops[None] = "not run: the submission tampered with the grader's files"
+            elif run.get("import_failed"):
+                stops[None] = "not run: " + run["message"]
+            elif run["outcome"] == "not_done":
+                stops.setdefault(test.exercise, run["message"])
+            elif run["outcome"] == "hung" and run.get("timed_out"):
+                stops.setdefault(test.exercise, f"not run: this exercise already hung at {ranks} "
+                                                f"rank{'s' if ranks > 1 else ''}")
+        return run
+
+    try:
+        with ThreadPoolExecutor(max_workers=slots.capacity) as pool:
+            futures = [(t, n, pool.submit(one, t, n)) for t in tests for n in t.ranks]
+            runs = {(t.nodeid, n): f.result() for t, n, f in futures}
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return _score(plan, tests, runs, submission, start, timeout, memory_mb)
+
+
+def _score(plan, tests, runs, submission, start, timeout, memory_mb):
+    exercises = []
+    for name in dict.fromkeys(t.exercise for t in tests):
+        graded = [_test_result(t, [runs[(t.nodeid, n)] for n in t.ranks]) for t in tests
+                  if t.exercise == name]
+        score = sum(g["score"] for g in graded)
+        top = sum(g["points"] for g in graded)
+        todo = all(g["outcome"] in ("not_done", "not_run") for g in graded) and any(
+            g["outcome"] == "not_done" for g in graded)
+        status = ("passed" if score == top else "not_done" if todo else
+                  "partial" if score > 0 else "failed")
+        exercises.append({"name": name, "score": score, "max_score": top, "status": status,
+                          "tests": graded})
+    tampered = any(r["outcome"] == "tampered" for r in runs.values())
+    stopped = [r["message"] for r in runs.values() if r.get("import_failed")]
+    status = "tampered" if tampered else "error" if stopped else "graded"
+    message = ("the submission changed the grader's files or results; it scores 0" if tampered
+               else stopped[0] if stopped else "")
+    score = 0.0 if tampered else sum(e["score"] for e in exercises)
+    return {"lab": plan.lab, "status": status, "message": message, "score": score,
+            "max_score": sum(e["max_score"] for e in exercises), "exercises": exercises,
+            "warnings": list(submission.errors), "duration_s": round(time.monotonic() - start, 2),
+            "limits": {"timeout_s": timeout, "memory_mb": memory_mb}}
+
+
+def _test_result(test, runs):
+    """One test over its rank counts: passed only if every count passed."""
+    passed = all(r["outcome"] == "passed" for r in runs)
+    bad = [r for r in runs if r["outcome"] not in ("passed", "not_run")]
+    skipped = [r for r in runs if r["outcome"] == "not_run"]
+    if passed:
+        outcome, message = "passed", ""
+    elif not bad:
+        outcome, message = "not_run", skipped[0]["message"]
+    else:
+        first = bad[0]
+        outcome = first["outcome"]
+        message = first["message"]
+        if len(test.ranks) > 1 and outcome != "not_done":
+            message = f"at {first['ranks']} rank{'s' if first['ranks'] > 1 else ''}: {message}"
+            good = [r["ranks"] for r in runs if r["outcome"] == "passed"]
+            failing = [r["ranks"] for r in bad]
+            if good:
+                message = (f"passes at {_counts(good)}, fails at {_counts(failing)}. " + message)
+                if all(n % 2 for n in failing) and any(n % 2 == 0 for n in good):
+                    message += f" ({ODD_HINT})"
+    return {"name": test.name, "nodeid": test.nodeid, "doc": test.doc, "points": test.points,
+            "score": test.points if passed else 0.0, "outcome": outcome, "message": message,
+            "runs": runs}
+
+
+def _counts(counts):
+    return ", ".join(map(str, counts)) + " ranks"

@@ -1,0 +1,151 @@
+"""Where a lab's graded tests live, and what each declares: rank counts, points, timeout.
+
+The graded tests are not installed with the package. They live in the repository, in
+``tests/labs/NAME/test_EXERCISE.py``, found from the package's own path (src layout:
+``src/dlhack/grade/plan.py`` -> the checkout) or from ``DLHACK_ROOT``. A test declares
+
+    @pytest.mark.points(2)                              # what passing it is worth (default 1)
+    @pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=10)    # run once at each rank count
+
+and passes (earns its points) only when it passes at every rank count it declares. The
+exercise a test grades is its file name: ``test_allreduce_ring.py`` grades ``allreduce_ring``.
+"""
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV_ROOT = "DLHACK_ROOT"
+DEFAULT_TIMEOUT = 30.0
+RANK_SCRIPT = Path(__file__).with_name("rank.py")
+# The copied test tree gets its own ini file: pytest must not climb into a project's pyproject.
+PYTEST_INI = b"[pytest]\naddopts =\nmarkers =\n    points: what the test is worth\n    mpi: rank counts and timeout\n"
+
+
+class LabError(Exception):
+    """The grader cannot grade a lab at all: missing tests, a test file that does not import."""
+
+
+def repo_root():
+    """The checkout holding tests/labs, solutions and labs: ``$DLHACK_ROOT`` or the package's."""
+    if os.environ.get(ENV_ROOT):
+        return Path(os.environ[ENV_ROOT]).resolve()
+    return Path(__file__).resolve().parents[3]
+
+
+def tests_root(root=None):
+    """``ROOT/tests/labs``, or a LabError that says how to point the grader at it."""
+    path = Path(root or repo_root()) / "tests" / "labs"
+    if not (path / "conftest.py").is_file():
+        raise LabError(f"no graded tests at {path} (tests/labs/conftest.py is missing). The graded "
+                       f"tests ship with the repository, not the package: run from a checkout, or "
+                       f"set {ENV_ROOT} to one.")
+    return path
+
+
+def lab_names(root=None):
+    """The labs that have graded tests, e.g. ``["02_collectives"]``."""
+    base = tests_root(root)
+    return sorted(p.name for p in base.iterdir() if p.is_dir() and any(p.glob("test_*.py")))
+
+
+def child_env(**extra):
+    """The environment for grader subprocesses: one BLAS thread, no stray MPI or pytest settings."""
+    drop = ("PMI_", "PMIX_", "HYDRA_", "MPIR_", "OMPI_", "PYTEST_", "DLHACK_GRADE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", DLHACK_GRADING="1",
+               # Plugins installed for the project's own tests (pytest-isolate-mpi would relaunch
+               # `mpi` tests under its own mpiexec) have no place inside a graded rank.
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    env.update(extra)
+    return env
+
+
+@dataclass(frozen=True)
+class GradedTest:
+    """One graded test: it earns ``points`` when it passes at every count in ``ranks``."""
+
+    nodeid: str
+    exercise: str
+    name: str
+    ranks: tuple
+    timeout: float
+    points: float
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A lab's graded tests in lesson order, and the test files to copy for every run."""
+
+    lab: str
+    tests: tuple
+    files: tuple  # ((relative path, bytes), ...)
+
+    @property
+    def exercises(self):
+        return list(dict.fromkeys(t.exercise for t in self.tests))
+
+    def points(self, exercise=None):
+        return sum(t.points for t in self.tests if exercise in (None, t.exercise))
+
+
+def lab_files(lab, root=None):
+    """What a run of ``lab`` needs: tests/labs/*.py (the adapter) and the lab's own folder."""
+    base = tests_root(root)
+    if not (base / lab).is_dir():
+        raise LabError(f"no graded tests for lab {lab!r} in {base} (labs: {', '.join(lab_names(root))})")
+    files = {"pytest.ini": PYTEST_INI}
+    files.update({p.name: p.read_bytes() for p in sorted(base.glob("*.py"))})
+    for path in sorted((base / lab).rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            files[path.relative_to(base).as_posix()] = path.read_bytes()
+    return tuple(files.items())
+
+
+def write_files(files, dest):
+    """Write ``lab_files`` output under ``dest``; returns ``{path: sha256}`` to check later."""
+    digests = {}
+    for rel, data in files:
+        path = Path(dest) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        digests[rel] = hashlib.sha256(data).hexdigest()
+    return digests
+
+
+def load_plan(lab, root=None):
+    """Collect ``lab``'s graded tests (in a subprocess: no learner code involved)."""
+    return _collect(lab, lab_files(lab, root))
+
+
+@functools.lru_cache(maxsize=16)
+def _collect(lab, files):
+    with tempfile.TemporaryDirectory(prefix="dlhack-collect-") as tmp:
+        write_files(files, tmp)
+        out = Path(tmp) / "plan.json"
+        proc = subprocess.run([sys.executable, str(RANK_SCRIPT), "collect", tmp, lab, str(out)],
+                              cwd=tmp, env=child_env(), capture_output=True, text=True, timeout=120)
+        if not out.exists():
+            raise LabError(f"could not list the tests of {lab}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
+        listing = json.loads(out.read_text())
+    if listing["errors"]:
+        raise LabError(f"the graded tests of {lab} do not import:\n" + "\n".join(listing["errors"]))
+    tests = []
+    for item in listing["items"]:
+        stem = item["file"][:-3]
+        if not stem.startswith("test_"):
+            raise LabError(f"{item['nodeid']}: graded test files are named test_EXERCISE.py")
+        tests.append(GradedTest(
+            nodeid=item["nodeid"], exercise=stem[len("test_"):], name=item["name"],
+            ranks=tuple(sorted(set(item["ranks"]))), points=float(item["points"]),
+            timeout=float(item["timeout"] or DEFAULT_TIMEOUT), doc=item["doc"]))
+    if not tests:
+        raise LabError(f"lab {lab} has no graded tests")
+    return Plan(lab=lab, tests=tuple(tests), files=files)

@@ -1,0 +1,186 @@
+"""One rank of one graded test, or the listing of a lab's tests. The grader runs it as
+
+    mpiexec -n N python rank.py run TESTS_ROOT NODEID     # one graded test at N ranks
+    python rank.py collect TESTS_ROOT LAB OUT.json        # list a lab's tests and their markers
+
+It is a standalone script, never imported as ``dlhack.grade.rank``: importing the package would
+import Chainer in every rank (0.3 s each), and the grader copies this file into a private
+directory for each run so that learner code that rewrites files cannot rewrite it in place.
+
+Run mode, in order: read this rank's one-time key from the private directory (``DLHACK_GRADE_DIR``)
+and delete the key file; write this rank's pid, so the grader can signal it; send fatal-signal
+tracebacks and SIGUSR1 stack dumps to files there; wait at a barrier, so no learner code runs
+before every rank has burnt its key; run the test with pytest; write the outcome to
+``result.RANK.json``, signed with the key. The signature is what the grader trusts: learner code
+can write files wherever the grader can, but it never sees the key (short of reading this
+process's memory, which the threat model in ``runner.py`` leaves out).
+"""
+import faulthandler
+import hashlib
+import hmac
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+# What the adapter in tests/labs/conftest.py says when the answer cells cannot even be imported;
+# the grader stops a submission early on it. Keep the two in step.
+IMPORT_FAILURE = "Your answer cells could not run"
+
+
+def sign(key, record):
+    """The HMAC-SHA256 of a record (every field but ``mac``), as hex."""
+    body = json.dumps({k: v for k, v in record.items() if k != "mac"}, sort_keys=True)
+    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+
+
+def _message(exc):
+    """What a failed test says, without pytest's assertion rewriting noise."""
+    text = getattr(exc, "msg", None) if type(exc).__name__ == "Failed" else None
+    if text is None:
+        text = str(exc)
+    if isinstance(exc, AssertionError):
+        # Rewritten asserts append "\nassert <expr>\n + where ..."; the test's own message comes first.
+        text = text.split("\nassert ")[0]
+        if text.startswith("assert "):
+            text = "an assertion failed: " + text.splitlines()[0]
+    return text.strip()[:4000]
+
+
+class Recorder:
+    """A pytest plugin that keeps the first failure of the one test this rank runs."""
+
+    def __init__(self):
+        self.seen = False
+        self.failure = None
+        self.skipped = None
+        self.call_passed = False
+        self.stdout = ""
+        self.collect_error = None
+
+    def pytest_collectreport(self, report):
+        if report.failed and self.collect_error is None:
+            self.collect_error = str(report.longrepr)[-3000:]
+
+    def pytest_runtest_makereport(self, item, call):
+        # A plain hook (not a wrapper) sees the exception itself; pytest builds the report after.
+        self.seen = True
+        excinfo = call.excinfo
+        if excinfo is None or self.failure is not None:
+            return
+        if type(excinfo.value).__name__ == "Skipped":
+            self.skipped = self.skipped or str(excinfo.value)
+            return
+        frames = traceback.extract_tb(excinfo.tb)[-40:]
+        self.failure = {
+            "phase": call.when,
+            "exc_type": type(excinfo.value).__name__,
+            "message": _message(excinfo.value),
+            "frames": [[f.filename, f.lineno, f.name, (f.line or "")[:200]] for f in frames],
+        }
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call":
+            self.call_passed = report.passed
+            self.stdout = report.capstdout[-2000:]
+
+    def record(self):
+        """The outcome of this rank: passed, failed, skipped or error (could not run the test)."""
+        if self.collect_error is not None:
+            return {"outcome": "error", "message": self.collect_error}
+        if not self.seen:
+            return {"outcome": "error", "message": "the test was not found"}
+        if self.failure is not None:
+            return {"outcome": "failed", "stdout": self.stdout, **self.failure}
+        if self.skipped is not None:
+            return {"outcome": "skipped", "message": self.skipped}
+        return {"outcome": "passed" if self.call_passed else "error", "message": ""}
+
+
+class Lister:
+    """A pytest plugin that lists the collected tests with their rank counts and points."""
+
+    def __init__(self):
+        self.items, self.errors = [], []
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append(str(report.longrepr)[-3000:])
+
+    def pytest_collection_finish(self, session):
+        for item in session.items:
+            mpi = item.get_closest_marker("mpi")
+            points = item.get_closest_marker("points")
+            ranks = (mpi.kwargs.get("ranks", [1]) if mpi else [1])
+            self.items.append({
+                "nodeid": item.nodeid,
+                "file": item.path.name,
+                "name": item.name,
+                "ranks": [ranks] if isinstance(ranks, int) else list(ranks),
+                "timeout": mpi.kwargs.get("timeout") if mpi else None,
+                "points": points.args[0] if points and points.args else 1,
+                "doc": (item.obj.__doc__ or "").strip().split("\n")[0],
+            })
+
+
+def _pytest_args(root):
+    # One ini file in the copied tree, so pytest never climbs into a project's pyproject.toml.
+    return ["-c", str(Path(root) / "pytest.ini"), "--rootdir", str(root), "-p", "no:cacheprovider",
+            "-p", "no:faulthandler", "-q", "--no-header"]
+
+
+def collect(root, lab, out):
+    import pytest
+
+    lister = Lister()
+    pytest.main([str(Path(root) / lab), "--collect-only", *_pytest_args(root)], plugins=[lister])
+    Path(out).write_text(json.dumps({"items": lister.items, "errors": lister.errors}))
+    return 0
+
+
+def run(root, nodeid):
+    private = Path(os.environ.pop("DLHACK_GRADE_DIR"))
+    if sys.path and Path(sys.path[0]).resolve() == private.resolve():
+        del sys.path[0]  # nothing in the private directory is for learner code to import
+    rank = int(os.environ.get("PMI_RANK", "0"))
+    key_file = private / f"key.{rank}"
+    key = key_file.read_bytes()
+    key_file.unlink()
+    (private / f"pid.{rank}").write_text(str(os.getpid()))
+    # Kept open for the life of the process: faulthandler writes to the raw file descriptors.
+    crash = open(private / f"crash.{rank}", "w")
+    stacks = open(private / f"stack.{rank}", "w")
+    faulthandler.enable(crash, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, stacks, all_threads=True)
+
+    import pytest
+    from mpi4py import MPI
+
+    MPI.COMM_WORLD.Barrier()
+    start = time.monotonic()
+    recorder = Recorder()
+    pytest.main([str(Path(root) / nodeid), *_pytest_args(root)], plugins=[recorder])
+    record = {"rank": rank, "size": MPI.COMM_WORLD.size, "nodeid": nodeid,
+              "duration_s": round(time.monotonic() - start, 3), **recorder.record()}
+    record["mac"] = sign(key, record)
+    tmp = private / f".result.{rank}.tmp"
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, private / f"result.{rank}.json")
+    sys.stdout.flush()
+    return 0
+
+
+def main(argv):
+    if argv[:1] == ["collect"] and len(argv) == 4:
+        return collect(*argv[1:])
+    if argv[:1] == ["run"] and len(argv) == 3:
+        return run(*argv[1:])
+    sys.stdout.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,198 @@
+"""The communicator: who am I, who shares my node, and how do we sum gradients.
+
+    comm = create_communicator("ring")             # ours: "naive", "ring" or "mpi"
+    comm = create_communicator("chainermn:naive")  # ChainerMN's own, behind the same flag
+
+Ours implements the part of ChainerMN's ``CommunicatorBase`` that ChainerMN's helpers call
+(``create_multi_node_optimizer``, ``scatter_dataset``, ``create_multi_node_evaluator``):
+``rank``, ``size``, ``intra_rank``, ``intra_size``, ``inter_rank``, ``inter_size``,
+``bcast_data``, ``multi_node_mean_grad``, ``bcast_obj``, ``gather_obj``, ``allreduce_obj``,
+``send_obj`` and ``recv_obj``. Our own helpers use only these, so either communicator works
+with either set of helpers.
+
+Device (CuPy) arrays are staged through host memory: ``multi_node_mean_grad`` packs the
+gradients into one host buffer, sums it, and copies the result back to the device. A
+CUDA-aware MPI can read device memory directly: with ``cuda_aware=True``, ``allreduce`` hands
+device arrays straight to the ``"mpi"`` algorithm (MPI does the adding). ``"naive"`` and
+``"ring"`` add with numpy, so they always stage. The mpich wheel this course installs from
+PyPI is not CUDA-aware, and no test here runs on a GPU.
+
+Lesson: "The communicator". The three algorithms live in ``allreduce_naive``,
+``allreduce_ring`` and ``allreduce_mpi``.
+"""
+import chainer
+import numpy as np
+from mpi4py import MPI
+
+from dlhack.parallel import allreduce_mpi, allreduce_naive, allreduce_ring
+from dlhack.parallel.hosts import host_ranks
+
+ALGORITHMS = {
+    "naive": allreduce_naive.allreduce,
+    "ring": allreduce_ring.allreduce,
+    "mpi": allreduce_mpi.allreduce,
+}
+CHAINERMN_NAMES = ("chainermn:naive", "chainermn:flat", "chainermn:pure_nccl")
+NAMES = tuple(ALGORITHMS) + CHAINERMN_NAMES
+
+
+def create_communicator(name="ring", mpi_comm=None, hostname=None, cuda_aware=False):
+    """Create our communicator, or ChainerMN's when ``name`` starts with ``"chainermn:"``.
+
+    Args:
+        name: ``"naive"``, ``"ring"``, ``"mpi"`` (ours) or ``"chainermn:naive"``,
+            ``"chainermn:flat"``, ``"chainermn:pure_nccl"`` (ChainerMN's; the last two need GPUs).
+        mpi_comm: the ``mpi4py`` communicator to run on. Default: a duplicate of
+            ``MPI.COMM_WORLD``, so our messages never mix with anyone else's.
+        hostname: pretend this rank runs on this host (tests); ours only.
+        cuda_aware: pass device arrays to MPI directly (``"mpi"`` only); ours only.
+    """
+    if mpi_comm is None:
+        mpi_comm = MPI.COMM_WORLD.Dup()
+    if name in CHAINERMN_NAMES:
+        import chainermn  # imported only when asked for
+
+        return chainermn.create_communicator(name.split(":", 1)[1], mpi_comm=mpi_comm)
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown communicator {name!r}; choose from {', '.join(NAMES)}")
+    return Communicator(mpi_comm, name, hostname=hostname, cuda_aware=cuda_aware)
+
+
+def _as_bytes(array):
+    """A flat ``uint8`` view of a C-contiguous host array (MPI moves bytes, whatever the dtype)."""
+    if not array.flags.c_contiguous:
+        raise ValueError("MPI buffers must be C-contiguous")
+    return array.reshape(-1).view(np.uint8)
+
+
+class Communicator:
+    """Ranks, host layout and collectives over one ``mpi4py`` communicator.
+
+    Args:
+        mpi_comm: the ``mpi4py.MPI.Comm`` to use (every rank passes its own handle to it).
+        algorithm: ``"naive"``, ``"ring"`` or ``"mpi"``: which allreduce sums the gradients.
+        hostname: pretend this rank runs on this host (see ``dlhack.parallel.hosts``).
+        cuda_aware: pass device arrays straight to MPI with ``"mpi"``; stage them otherwise.
+    """
+
+    def __init__(self, mpi_comm, algorithm="ring", hostname=None, cuda_aware=False):
+        self.mpi_comm = mpi_comm
+        self.name = algorithm
+        self.cuda_aware = cuda_aware and algorithm == "mpi"
+        self._allreduce = ALGORITHMS[algorithm]
+        self.intra_rank, self.intra_size, self.inter_rank, self.inter_size = host_ranks(
+            mpi_comm, hostname)
+        self._buffer = np.empty(0, np.float32)  # the packed gradients, grown once, then reused
+
+    def __repr__(self):
+        return f"Communicator({self.name!r}, rank={self.rank}, size={self.size})"
+
+    @property
+    def rank(self):
+        """This process's rank in ``mpi_comm``."""
+        return self.mpi_comm.rank
+
+    @property
+    def size(self):
+        """The number of ranks."""
+        return self.mpi_comm.size
+
+    # Arrays -----------------------------------------------------------------------------
+
+    def allreduce(self, array, out=None):
+        """Sum a numpy or CuPy array over ranks with this communicator's algorithm.
+
+        Args:
+            array: the same shape and dtype on every rank.
+            out: where to write the sum (``out=array``: in place). Default: a new array.
+        """
+        xp = chainer.backend.get_array_module(array)
+        if xp is np or self.cuda_aware:
+            if xp is not np:
+                xp.cuda.get_current_stream().synchronize()  # MPI reads what the GPU wrote
+            return self._allreduce(self.mpi_comm, array, out=out)
+        host = chainer.backend.CpuDevice().send(array)  # device -> host copy
+        self._allreduce(self.mpi_comm, host, out=host)
+        if out is None:
+            return xp.asarray(host)
+        out[...] = xp.asarray(host)
+        return out
+
+    def bcast_data(self, model, root=0):
+        """Overwrite every rank's parameters with the root's (one ``Bcast`` per parameter).
+
+        It runs once, before training, so the latency of one message per parameter is fine.
+        """
+        for _, param in sorted(model.namedparams()):
+            if param.array is None:  # a lazily initialised link that has not run yet
+                continue
+            host = chainer.backend.CpuDevice().send(param.array)  # the array itself on CPU
+            self.mpi_comm.Bcast(_as_bytes(host), root=root)
+            if host is not param.array:
+                param.array[...] = param.device.send(host)
+
+    def multi_node_mean_grad(self, model, zero_fill=False):
+        """Replace every gradient with its mean over ranks, in one allreduce.
+
+        All gradients are packed into one flat buffer, summed with a single allreduce,
+        divided by ``size`` and unpacked. One big message pays the latency alpha once; one
+        message per parameter array would pay it once per array (a seq2seq model has dozens).
+
+        Args:
+            model: a ``chainer.Link``; every rank must have the same parameters with gradients.
+            zero_fill: give parameters without a gradient (unused in this step) a zero one and
+                include them, so every rank sends the same layout; otherwise skip them.
+        """
+        params = [param for _, param in sorted(model.namedparams())
+                  if param.array is not None and (zero_fill or param.grad is not None)]
+        for param in params:
+            if param.grad is None:
+                param.grad = param.xp.zeros_like(param.array)
+        if not params:
+            return
+        dtype = np.result_type(*[param.grad.dtype for param in params])
+        n = sum(param.grad.size for param in params)
+        if self._buffer.dtype != dtype or self._buffer.size < n:
+            self._buffer = np.empty(n, dtype)
+        buffer = self._buffer[:n]  # (n,): every gradient, flattened and end to end
+
+        offset = 0
+        for param in params:  # pack (device gradients come to host here)
+            size = param.grad.size
+            buffer[offset:offset + size] = chainer.backend.CpuDevice().send(param.grad).ravel()
+            offset += size
+        self._allreduce(self.mpi_comm, buffer, out=buffer)
+        buffer /= self.size
+        offset = 0
+        for param in params:  # unpack
+            size = param.grad.size
+            piece = buffer[offset:offset + size].reshape(param.grad.shape)
+            param.grad[...] = param.device.send(piece)
+            offset += size
+
+    def allreduce_grad(self, model, zero_fill=False):
+        """ChainerMN's older name for ``multi_node_mean_grad``."""
+        self.multi_node_mean_grad(model, zero_fill)
+
+    # Python objects (pickled: fine for small objects, never on the hot path) --------------
+
+    def bcast_obj(self, obj, max_buf_len=None, root=0):
+        """The root's ``obj`` on every rank (``max_buf_len``: accepted for ChainerMN's sake and
+        ignored; ChainerMN cuts pickles above it into pieces, we send one message)."""
+        return self.mpi_comm.bcast(obj, root=root)
+
+    def gather_obj(self, obj, root=0):
+        """A list of every rank's ``obj`` (in rank order) on the root, ``None`` elsewhere."""
+        return self.mpi_comm.gather(obj, root=root)
+
+    def allreduce_obj(self, obj):
+        """The sum (``+``) of every rank's ``obj``, on every rank."""
+        return self.mpi_comm.allreduce(obj)
+
+    def send_obj(self, obj, dest, tag=0):
+        """Send ``obj`` to rank ``dest``."""
+        self.mpi_comm.send(obj, dest=dest, tag=tag)
+
+    def recv_obj(self, source, status=None, tag=MPI.ANY_TAG):
+        """Receive an object sent with ``send_obj`` from rank ``source``."""
+        return self.mpi_comm.recv(source=source, tag=tag, status=status)

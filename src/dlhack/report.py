@@ -1,0 +1,107 @@
+"""What rank 0 shows and writes for a training run: progress, log, plots, model, metrics.
+
+``dlhack.train`` calls these on rank 0 only; nothing here talks to other ranks.
+"""
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import chainer
+from chainer.training import extensions
+
+LOG_KEYS = ["epoch", "iteration", "main/loss", "validation/main/loss", "validation/bleu",
+            "elapsed_time"]
+
+
+def attach(trainer, config, progress=True):
+    """Add the log, the printed table, the progress bar and the live plots."""
+    log_trigger = (max(1, config.iterations // 5), "iteration") if config.iterations \
+        else (1, "epoch")
+    trainer.extend(extensions.LogReport(trigger=log_trigger))
+    trainer.extend(extensions.PrintReport(LOG_KEYS), trigger=log_trigger)
+    if progress:
+        trainer.extend(extensions.ProgressBar(update_interval=10))
+    if extensions.PlotReport.available():
+        trainer.extend(extensions.PlotReport(["main/loss", "validation/main/loss"], "epoch",
+                                             file_name="loss.png"), trigger=log_trigger)
+        trainer.extend(extensions.PlotReport(["validation/bleu"], "epoch",
+                                             file_name="bleu.png"), trigger=log_trigger)
+
+
+def write_json(path, obj):
+    """Write JSON atomically: a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def save_model(out, model, config, src_vocab, tgt_vocab):
+    """``model.npz`` (parameters) and ``model.json`` (settings and vocabularies)."""
+    out = Path(out)
+    chainer.serializers.save_npz(out / "model.npz", model)
+    write_json(out / "model.json", {
+        "units": config.units, "layers": config.layers, "attention": config.attention,
+        "src_vocab": src_vocab.words, "tgt_vocab": tgt_vocab.words})
+
+
+def load_model(path):
+    """Load a model saved by ``save_model``: path is the directory or its model.npz.
+
+    Returns:
+        (model, src_vocab, tgt_vocab)
+    """
+    from dlhack.corpus import Vocabulary
+    from dlhack.seq2seq import Seq2seq
+
+    path = Path(path)
+    directory = path if path.is_dir() else path.parent
+    meta = json.loads((directory / "model.json").read_text(encoding="utf-8"))
+    src_vocab, tgt_vocab = Vocabulary(meta["src_vocab"]), Vocabulary(meta["tgt_vocab"])
+    model = Seq2seq(len(src_vocab), len(tgt_vocab), n_units=meta["units"],
+                    n_layers=meta["layers"], dropout=0.0, attention=meta["attention"])
+    chainer.serializers.load_npz(directory / "model.npz", model)
+    return model, src_vocab, tgt_vocab
+
+
+def plot_log(log, path):
+    """One PNG with the training/validation loss and the dev BLEU against the epoch."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_loss, ax_bleu) = plt.subplots(1, 2, figsize=(10, 3.5))
+    for key, label in (("main/loss", "train"), ("validation/main/loss", "dev")):
+        points = [(e["epoch"], e[key]) for e in log if key in e]
+        if points:
+            ax_loss.plot(*zip(*points), marker="o", label=label)
+    ax_loss.set(xlabel="epoch", ylabel="loss per sentence", title="loss")
+    ax_loss.legend()
+    points = [(e["epoch"], e["validation/bleu"]) for e in log if "validation/bleu" in e]
+    if points:
+        ax_bleu.plot(*zip(*points), marker="o", color="tab:green")
+    ax_bleu.set(xlabel="epoch", ylabel="BLEU", title="dev BLEU", ylim=(0, 100))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def finish(trainer, model, config, metrics, src_vocab, tgt_vocab):
+    """Print the results and write model, metrics and the loss/BLEU plot to ``config.out``."""
+    out = Path(config.out)
+    log = trainer.get_extension("LogReport").log if "LogReport" in trainer._extensions else []
+    metrics["log"] = log
+    save_model(out, model, config, src_vocab, tgt_vocab)
+    plot_log(log, out / "training.png")
+    write_json(config.json or out / "metrics.json", {**metrics,
+                                                     "config": dataclasses.asdict(config)})
+    print(f"\ntest BLEU {metrics['bleu']:.1f} ({metrics['bleu_tokenization']})")
+    print(f"throughput {metrics['sentences_per_sec']:.0f} sentences/s on {metrics['ranks']} "
+          f"rank(s), global batch {metrics['global_batchsize']}, "
+          f"{metrics['train_seconds']:.1f} s of training steps ({metrics['seconds']:.1f} s total)")
+    for s in metrics.get("samples", []):
+        print(f"  en:  {s['source']}\n  ref: {s['reference']}\n  out: {s['translation']}")
+    print(f"wrote {out / 'metrics.json'}, {out / 'training.png'}, {out / 'model.npz'}")

@@ -1,0 +1,129 @@
+"""dlhack.snapshot in one process: the file check, and resuming a Chainer Trainer exactly.
+
+A toy model with dropout and a shuffling iterator stands in for the translator here, so these
+tests need nothing but Chainer; ``test_faults.py`` runs the real ``dlhack.train`` under mpiexec.
+"""
+import chainer
+import chainer.functions as F
+import chainer.links as L
+import numpy as np
+import pytest
+
+from dlhack import snapshot
+from dlhack.snapshot import SnapshotError, attach_snapshots, read_snapshot, write_snapshot
+
+
+class Toy(chainer.Chain):
+    """Linear -> dropout -> Linear: dropout draws its masks from numpy's global RNG."""
+
+    def __init__(self):
+        super().__init__()
+        with self.init_scope():
+            self.l1, self.l2 = L.Linear(4, 8), L.Linear(8, 3)
+
+    def forward(self, x, t):
+        loss = F.softmax_cross_entropy(self.l2(F.dropout(F.relu(self.l1(x)), 0.5)), t)
+        chainer.report({"loss": loss}, self)
+        return loss
+
+
+def toy_trainer(out, iterations, every=0, resume=None, keep=3):
+    np.random.seed(0)
+    data = chainer.datasets.TupleDataset(np.random.rand(40, 4).astype(np.float32),
+                                         np.random.randint(0, 3, 40).astype(np.int32))
+    model = Toy()
+    optimizer = chainer.optimizers.Adam().setup(model)
+    it = chainer.iterators.SerialIterator(data, 7, shuffle=True)  # shuffles with numpy.random
+    updater = chainer.training.StandardUpdater(it, optimizer)
+    trainer = chainer.training.Trainer(updater, (iterations, "iteration"), out=str(out))
+    trainer.extend(chainer.training.extensions.LogReport(trigger=(2, "iteration")))
+    ext = attach_snapshots(trainer, None, every, resume=resume, keep=keep)
+    return trainer, model, ext
+
+
+def params(model):
+    return {name: p.array.copy() for name, p in model.namedparams()}
+
+
+def assert_same(a, b):
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def test_file_round_trip_and_damage(tmp_path):
+    path = tmp_path / "s.snapshot"
+    arrays = {"w": np.arange(1000, dtype=np.float32)}
+    header = write_snapshot(path, arrays, iteration=7, ranks=2)
+    assert header["iteration"] == 7 and header["ranks"] == 2
+    assert [p.name for p in tmp_path.iterdir()] == ["s.snapshot"]  # no temp file left behind
+    got, payload = read_snapshot(path)
+    assert got == header and len(payload) == header["payload_bytes"]
+
+    data = path.read_bytes()
+    path.write_bytes(data[:-100])  # truncated
+    with pytest.raises(SnapshotError, match=r"truncated.*expects \d+ payload bytes, found \d+"):
+        read_snapshot(path)
+    flipped = bytearray(data)
+    flipped[-50] ^= 0x01  # one flipped bit in the payload
+    path.write_bytes(bytes(flipped))
+    with pytest.raises(SnapshotError, match=r"damaged.*expects payload sha256 [0-9a-f]{64}, "
+                                            r"found [0-9a-f]{64}"):
+        read_snapshot(path)
+    path.write_bytes(b"PK\x03\x04 a plain npz")
+    with pytest.raises(SnapshotError, match="not a dlhack snapshot"):
+        read_snapshot(path)
+    with pytest.raises(SnapshotError, match="cannot read"):
+        read_snapshot(tmp_path / "missing.snapshot")
+
+
+def test_resume_matches_uninterrupted_run(tmp_path):
+    trainer, model, _ = toy_trainer(tmp_path / "full", 12, every=4, keep=2)
+    trainer.run()
+    full = params(model)
+    names = [p.name for p in snapshot.find_snapshots(tmp_path / "full")]
+    assert names == ["snapshot_iter_00000012.snapshot", "snapshot_iter_00000008.snapshot"]
+
+    resume_from = tmp_path / "full" / names[1]
+    trainer, model, ext = toy_trainer(tmp_path / "resumed", 12, resume=str(resume_from))
+    trainer.run()
+    assert ext.resumed_from == (str(resume_from), 8)
+    assert_same(params(model), full)
+    assert [e["iteration"] for e in trainer.get_extension("LogReport").log] == [2, 4, 6, 8, 10, 12]
+
+    # The check can fail: the same resume without the saved RNG state ends elsewhere.
+    trainer, model, _ = toy_trainer(tmp_path / "reseeded", 12, resume=str(resume_from))
+    trainer.extend(lambda t: np.random.seed(1), trigger=(9, "iteration"), priority=1000)
+    trainer.run()
+    assert any(not np.array_equal(full[k], v) for k, v in params(model).items())
+
+
+def test_auto_resume_skips_damaged_and_refuses_all_damaged(tmp_path, capsys):
+    trainer, model, _ = toy_trainer(tmp_path, 8, every=4)
+    trainer.run()
+    final = params(model)
+    newest, older = snapshot.find_snapshots(tmp_path)
+    newest.write_bytes(newest.read_bytes()[:-10])
+
+    trainer, model, ext = toy_trainer(tmp_path, 8, resume="auto")
+    trainer.run()
+    assert ext.resumed_from == (str(older), 4)
+    assert_same(params(model), final)
+    assert "skipping snapshot_iter_00000008.snapshot" in capsys.readouterr().out
+
+    data = bytearray(older.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    older.write_bytes(bytes(data))
+    trainer, _, _ = toy_trainer(tmp_path, 8, resume="auto")
+    with pytest.raises(SnapshotError, match="every snapshot in .* is damaged"):
+        trainer.run()
+    trainer, _, _ = toy_trainer(tmp_path, 8, resume=str(older))  # an explicit path: no fallback
+    with pytest.raises(SnapshotError, match="damaged: the header expects payload sha256"):
+        trainer.run()
+
+
+def test_auto_resume_with_nothing_starts_over(tmp_path, capsys):
+    trainer, _, ext = toy_trainer(tmp_path / "empty", 2, resume="auto")
+    trainer.run()
+    assert ext.resumed_from is None and trainer.updater.iteration == 2
+    assert "none in" in capsys.readouterr().out

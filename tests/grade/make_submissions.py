@@ -1,0 +1,202 @@
+"""Write the planted submissions in tests/grade/submissions/02_collectives/ (committed as data).
+
+    python tests/grade/make_submissions.py
+
+Each is solutions/02_collectives.ipynb with one answer cell changed (the body of its function
+replaced, or code added before it), or a notebook broken on purpose. test_planted.py says what
+each deserves. The cheats only touch the grader's temporary directories: they must never
+damage the machine that runs the tests.
+"""
+import copy
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path(__file__).with_name("submissions") / "02_collectives"
+
+WRONG_MEAN = '''
+    flat = np.concatenate([np.ravel(g) for g in grads])
+    total = allreduce_ring(comm, flat)  # planted: forgot to divide by comm.size
+    out, start = [], 0
+    for g in grads:
+        out.append(total[start:start + g.size].reshape(g.shape).astype(g.dtype))
+        start += g.size
+    return out
+'''
+# Recursive doubling: exchange with rank ^ d. Right at 1, 2 and 4 ranks; at 3, rank 1 never
+# hears from rank 2 (its partner 3 does not exist) and silently returns a partial sum.
+ODD_RANKS = '''
+    total = np.array(x, copy=True)
+    buf = np.empty_like(total)
+    d = 1
+    while d < comm.size:
+        partner = comm.rank ^ d
+        if partner < comm.size:
+            comm.Sendrecv(total, dest=partner, recvbuf=buf, source=partner)
+            total += buf
+        d *= 2
+    return total
+'''
+DEADLOCK = '''
+    total = np.array(x, copy=True)
+    if comm.rank == comm.size - 1:
+        return total  # planted: the last rank skips the exchange; rank 0 waits for it forever
+    if comm.rank == 0:
+        buf = np.empty_like(total)
+        for src in range(1, comm.size):
+            comm.Recv(buf, source=src)
+            total += buf
+        for dst in range(1, comm.size):
+            comm.Send(total, dest=dst)
+    else:
+        comm.Send(total, dest=0)
+        comm.Recv(total, source=0)
+    return total
+'''
+# The last rank's right-hand neighbour is `size`, which does not exist: MPI raises there only.
+ONE_RANK_RAISES = '''
+    rank, size = comm.rank, comm.size
+    flat = np.array(x, copy=True).ravel()
+    chunks = np.array_split(flat, size)
+    right, left = rank + 1, (rank - 1) % size  # planted: right is not taken modulo size
+    for step in range(size - 1):
+        send, recv = (rank - step) % size, (rank - step - 1) % size
+        buf = np.empty_like(chunks[recv])
+        comm.Sendrecv(chunks[send], dest=right, recvbuf=buf, source=left)
+        chunks[recv] += buf
+    for step in range(size - 1):
+        send, recv = (rank - step + 1) % size, (rank - step) % size
+        comm.Sendrecv(chunks[send], dest=right, recvbuf=chunks[recv], source=left)
+    return flat.reshape(np.shape(x))
+'''
+INFINITE_LOOP = '''
+    flat = np.concatenate([np.ravel(g) for g in grads])
+    mean = allreduce_ring(comm, flat) / comm.size
+    out, start, i = [], 0, 0
+    while i < len(grads):
+        g = grads[i]
+        if len(out) == i:
+            out.append(mean[start:start + g.size].reshape(g.shape).astype(g.dtype))
+            start += g.size
+        # planted: i is never advanced, so the loop never ends
+    return out
+'''
+ABORT = '''
+    import os
+
+    if comm.rank == comm.size - 1:
+        os.abort()  # planted: a hard crash on one rank
+    return np.array(x, copy=True)
+'''
+MEMORY_HOG = '''
+    hoard = []
+    while True:  # planted: keeps 80 MB arrays until memory runs out
+        hoard.append(np.ones(10**7))
+'''
+OVERWRITE_TESTS = '''
+import os
+import sys
+
+# planted cheat: rewrite every test module this process loaded into one that always passes
+for _module in list(sys.modules.values()):
+    _path = getattr(_module, "__file__", None) or ""
+    if os.path.basename(_path).startswith(("test_", "conftest", "labtools", "collectives")):
+        with open(_path, "w") as _f:
+            _f.write("def test_pass():\\n    pass\\n")
+'''
+FORGE_RESULT = '''
+import json
+import os
+import tempfile
+
+# planted cheat: write passing result files wherever a grader might look (inside the temporary
+# directory only: this is test data), then leave before any test can fail
+_places = {os.getcwd(), os.path.dirname(os.getcwd())}
+for _entry in open("/proc/self/environ", "rb").read().split(b"\\0"):
+    _value = _entry.partition(b"=")[2].decode(errors="ignore")
+    if os.path.isdir(_value) and _value.startswith(tempfile.gettempdir()) and _value != tempfile.gettempdir():
+        _places.add(_value)
+for _place in _places:
+    for _rank in range(8):
+        _fake = {"rank": _rank, "outcome": "passed", "message": "", "mac": "0" * 64}
+        for _name in (f"result.{_rank}.json", "result.json", "results.json"):
+            with open(os.path.join(_place, _name), "w") as _f:
+                json.dump(_fake, _f)
+os._exit(0)
+'''
+STUB = '''
+    raise NotImplementedError()
+'''
+
+
+def load_solution():
+    return json.loads((ROOT / "solutions" / "02_collectives.ipynb").read_text())
+
+
+def answer_cell(nb, grade_id):
+    for cell in nb["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            return cell
+    raise KeyError(grade_id)
+
+
+def source(cell):
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def replace_body(nb, grade_id, body):
+    """Swap the code between the solution fences of one answer cell."""
+    cell = answer_cell(nb, grade_id)
+    text = source(cell)
+    head, rest = text.split("    ### BEGIN SOLUTION\n")
+    _, tail = rest.split("    ### END SOLUTION")
+    cell["source"] = head + body.strip("\n") + "\n" + tail.lstrip("\n")
+
+
+def prepend(nb, grade_id, code):
+    cell = answer_cell(nb, grade_id)
+    cell["source"] = code.strip("\n") + "\n\n" + source(cell)
+
+
+def planted():
+    """``{name: notebook dict or raw text}``."""
+    made = {}
+
+    def variant(name, *edits):
+        nb = copy.deepcopy(load_solution())
+        for edit, *args in edits:
+            edit(nb, *args)
+        made[name] = nb
+
+    variant("wrong_mean", (replace_body, "average_gradients", WRONG_MEAN))
+    variant("odd_ranks", (replace_body, "allreduce_ring", ODD_RANKS))
+    variant("deadlock", (replace_body, "allreduce_naive", DEADLOCK))
+    variant("one_rank_raises", (replace_body, "allreduce_ring", ONE_RANK_RAISES))
+    variant("infinite_loop", (replace_body, "average_gradients", INFINITE_LOOP))
+    variant("abort", (replace_body, "allreduce_ring", ABORT))
+    variant("memory_hog", (replace_body, "allreduce_naive", MEMORY_HOG))
+    variant("overwrite_tests", (prepend, "allreduce_naive", OVERWRITE_TESTS),
+            *[(replace_body, g, STUB) for g in ("allreduce_naive", "allreduce_ring", "average_gradients")])
+    variant("forge_result", (prepend, "allreduce_naive", FORGE_RESULT),
+            *[(replace_body, g, STUB) for g in ("allreduce_naive", "allreduce_ring", "average_gradients")])
+    variant("renamed", (lambda nb: answer_cell(nb, "allreduce_ring").update(
+        source=source(answer_cell(nb, "allreduce_ring")).replace("def allreduce_ring(", "def ring_allreduce(")),))
+    variant("syntax_error", (lambda nb: answer_cell(nb, "allreduce_ring").update(
+        source=source(answer_cell(nb, "allreduce_ring")).replace("for step in range(size - 1):  # allgather",
+                                                                 "for step in range(size - 1)  # allgather")),))
+    variant("missing_import", (prepend, "allreduce_naive", "import torch  # not installed"))
+    text = json.dumps(load_solution(), indent=1)
+    made["not_json"] = text[: len(text) // 2]  # a notebook cut off halfway through saving
+    return made
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name, nb in planted().items():
+        text = nb if isinstance(nb, str) else json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        (OUT / f"{name}.ipynb").write_text(text, encoding="utf-8")
+        print(f"wrote {OUT / name}.ipynb")
+
+
+if __name__ == "__main__":
+    main()

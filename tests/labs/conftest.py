@@ -1,0 +1,71 @@
+"""The adapter: the one way graded tests reach learner code, and the fixtures every lab shares.
+
+Graded tests run only under the grader (``dlhack grade``, ``dlhack.grade.check``). For each run
+it copies this folder, writes the learner's answer cells as ``submission.py``, points
+``DLHACK_SUBMISSION`` at it and starts one test under mpiexec at one rank count. Under a plain
+``pytest`` (the project's own suite) nothing here is collected: tests/grade/ grades the solution
+notebooks and planted wrong answers through the grader instead.
+"""
+import importlib.util
+import os
+import sys
+
+import pytest
+
+if not os.environ.get("DLHACK_GRADING"):
+    collect_ignore_glob = ["*"]
+
+# The grader stops a submission early when a message starts with this (see grade/rank.py).
+IMPORT_FAILURE = "Your answer cells could not run"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "points(n): what passing the test is worth (default 1)")
+    config.addinivalue_line("markers", "mpi(ranks=[...], timeout=s): rank counts to run at")
+
+
+class Answers:
+    """The learner's module: a missing name fails the test with a message, not AttributeError."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        try:
+            return getattr(self._module, name)
+        except AttributeError:
+            pytest.fail(f"your notebook defines no `{name}`: keep the name and signature of the "
+                        f"stub (was it renamed, or left out for a syntax error?)", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def submission():
+    """The learner's answer cells, imported as one module (the adapter)."""
+    path = os.environ.get("DLHACK_SUBMISSION")
+    if not path:
+        pytest.fail("no submission: graded tests run through `dlhack grade`", pytrace=False)
+    spec = importlib.util.spec_from_file_location("submission", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["submission"] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:
+        if isinstance(err, ModuleNotFoundError):
+            why = (f"they import `{err.name}`, which is not installed here (the labs need only "
+                   f"numpy, mpi4py and the standard library)")
+        else:
+            why = f"running them raised {type(err).__name__}: {err}"
+        # Keep the learner's traceback, so the grader can say which cell and line.
+        raise pytest.fail.Exception(f"{IMPORT_FAILURE}: {why}", pytrace=False).with_traceback(
+            err.__traceback__) from None
+    return Answers(module)
+
+
+@pytest.fixture
+def comm():
+    """A duplicate of COMM_WORLD for one test, so stray messages cannot leak between tests."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD.Dup()
+    yield comm
+    comm.Free()

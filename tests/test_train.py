@@ -1,0 +1,69 @@
+"""Training end to end at a tiny size: single process, the CLI, and 2 ranks under mpiexec."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dlhack import cli
+from dlhack.train import TrainConfig, train
+
+TINY = ["--n-train", "300", "--units", "16", "--layers", "1", "--batchsize", "16",
+        "--n-eval", "20", "--no-progress"]
+
+
+def test_train_writes_metrics_plot_and_model(tmp_path, capsys):
+    config = TrainConfig(n_train=300, units=16, layers=1, batchsize=16, epochs=2, n_eval=20,
+                         out=str(tmp_path), progress=False)
+    metrics = train(config)
+    for key in ("bleu", "sentences_per_sec", "ranks", "epochs", "seconds"):
+        assert key in metrics
+    assert metrics["ranks"] == 1 and metrics["epochs"] == pytest.approx(2)
+    assert 0 <= metrics["bleu"] <= 100 and metrics["sentences_per_sec"] > 0
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    assert saved["bleu"] == metrics["bleu"] and len(saved["log"]) == 2
+    assert saved["log"][1]["main/loss"] < saved["log"][0]["main/loss"]
+    assert (tmp_path / "training.png").stat().st_size > 1000
+    out = capsys.readouterr().out
+    assert "test BLEU" in out and "sentences/s" in out
+
+    # the saved model translates from the command line
+    assert cli.main(["translate", "--model", str(tmp_path), "the dog ate an apple ."]) == 0
+    assert capsys.readouterr().out.strip()
+
+
+def test_data_make_cli_writes_the_corpus(tmp_path, capsys):
+    assert cli.main(["data", "make", str(tmp_path), "--train", "200"]) == 0
+    for split in ("train", "dev", "test"):
+        for lang in ("en", "ja"):
+            assert (tmp_path / f"{split}.{lang}").stat().st_size > 0
+
+
+def run_mpi(n, args, timeout=180):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    return subprocess.run(["mpiexec", "-n", str(n), sys.executable, "-m", "dlhack.train", *args],
+                          env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_two_ranks_train_data_parallel(tmp_path):
+    """Under mpiexec: one metrics file, rank 0 prints, every rank ends with equal weights."""
+    out = tmp_path / "run"
+    proc = run_mpi(2, TINY + ["--epochs", "1", "--out", str(out), "--communicator", "ring"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["ranks"] == 2 and metrics["global_batchsize"] == 32
+    assert proc.stdout.count("test BLEU") == 1  # printed by rank 0 only
+    assert sorted(p.name for p in out.iterdir() if p.suffix == ".npz") == ["model.npz"]
+
+
+def test_profile_prints_the_breakdown(tmp_path):
+    proc = run_mpi(2, TINY + ["--iterations", "8", "--eval-every", "0", "--profile",
+                              "--out", str(tmp_path)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for phase in ("forward", "backward", "wait", "allreduce", "optimizer"):
+        assert phase in proc.stdout
+    profile = json.loads((tmp_path / "metrics.json").read_text())["profile"]
+    assert [r["rank"] for r in profile["ranks"]] == [0, 1]
+    assert all(np.isfinite(list(r["ms"].values())).all() for r in profile["ranks"])
