@@ -46,9 +46,9 @@ def test_no_dev_or_test_sentence_is_in_train(corpus):
 
 @pytest.fixture(scope="module")
 def samples():
-    """100,000 draws from the grammar (with repeats), as english -> japanese."""
+    """60,000 draws from the grammar (with repeats), as english -> japanese."""
     rng, seen = random.Random(11), {}
-    for _ in range(100000):
+    for _ in range(60000):
         en, ja = data.sample(rng)
         assert seen.setdefault(en, ja) == ja, (en, seen[en], ja)
     return seen
@@ -56,7 +56,7 @@ def samples():
 
 def test_each_english_sentence_has_one_japanese_rendering(samples):
     # the fixture asserts it draw by draw; here: the grammar is far from exhausted
-    assert len(samples) > 80000
+    assert len(samples) > 50000
 
 
 def test_at_least_300_word_types_per_side(corpus):
@@ -74,9 +74,9 @@ def test_sentence_lengths_span_3_to_20_tokens(corpus):
 def test_generation_is_fast():
     import time
 
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other jobs on the machine do not count
     data.generate()
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 1.5
 
 
 def simple_svo(samples):

@@ -97,7 +97,7 @@ class Vocabulary:
     def encode(self, tokens):
         """Token list -> int32 id array; unknown words become ``UNK``."""
         get = self.ids.get
-        return np.fromiter((get(w, 0) for w in tokens), dtype=np.int32, count=len(tokens))
+        return np.array([get(w, self.UNK) for w in tokens], dtype=np.int32)
 
     def decode(self, ids):
         """Id sequence -> token list, skipping ``<s>`` and stopping at ``<eos>``."""

@@ -1,6 +1,6 @@
 """The embedded English->Japanese corpus, generated from a small grammar (lesson 1).
 
-    dlhack data make OUTDIR [--seed N] [--train N] [--dev N] [--test N]
+    dlhack data make OUTDIR [-s/--seed N] [-t/--train N] [-d/--dev N] [-T/--test N]
 
 :func:`generate` draws sentences from the word lists of :mod:`dlhack.grammar` and renders each
 in both languages at once (:mod:`dlhack.phrases`): English subject-verb-object becomes Japanese
@@ -14,8 +14,18 @@ import argparse
 import random
 from pathlib import Path
 
-from dlhack.phrases import BE, LEX, actor, article, en_question, en_statement, ja_plain, \
-    ja_polite_question, ja_predicate, noun_phrase, person, position, pronoun, time_phrase
+from dlhack.grammar import BE, en_question, en_statement, ja_plain, ja_polite_question, ja_predicate
+from dlhack.phrases import (
+    LEX,
+    actor,
+    article,
+    noun_phrase,
+    person,
+    position,
+    predicate,
+    pronoun,
+    time_phrase,
+)
 
 TENSES = ("pres", "past", "past", "fut", "prog")  # past twice: the commonest tense in stories
 JA_ORDER = ("time", "adv", "place", "with", "by", "from", "to", "tool", "dest", "pos", "obj")
@@ -41,7 +51,7 @@ def _complements(rng, verb, kind, tense, subj):
             source = person(rng, case=1)
             slots["from"] = ("from " + source.en, source.ja + " から")
         if "P" in verb.flags:
-            slots["pos"] = position(rng, "on in under")
+            slots["pos"] = position(rng, ("on", "in", "under"))
             if slots["pos"][0].startswith("in "):  # put in a box: 入れる; put on a desk: 置く
                 ja_verb = LEX.put_in
     if kind == "mo":
@@ -80,8 +90,6 @@ def action(rng, mood):
     if mood in ("please", "lets") and "n" in verb.flags:
         return None  # "please lose the key ." is not a sentence anyone says
     tense = rng.choice(TENSES if "p" in verb.flags else TENSES[:4])
-    if mood == "stmt" and tense == "pres" and verb.en.past == verb.en.base:
-        tense = "past"  # "i read the book ." would be present and past at once
     subj = None
     if mood in ("please", "lets"):
         tense = "fut"  # only for the choice of time phrase: "tomorrow", not "yesterday"
@@ -90,6 +98,8 @@ def action(rng, mood):
         subj = pronoun("you" if mood == "want?" else rng.choice(("i", "we")))
     else:
         subj = actor(rng, "a" in verb.flags, i_ok=mood == "stmt")
+        if tense == "pres" and subj.person != "3" and verb.en.past == verb.en.base:
+            tense = "past"  # "i read the book ." would be present and past at once
     p_neg = {"stmt": 0.25, "please": 0.2, "want": 0.25, "yn": 0.15 * (tense == "past")}
     neg = rng.random() < p_neg.get(mood, 0)
     slots, ja_verb = _complements(rng, verb, kind, "fut" if mood == "want" and tense == "pres"
@@ -168,7 +178,10 @@ def existential(rng, mood):
         place = rng.choice(LEX.near)
         loc_en, loc_ja = place.loc, place.ja + " に"
     else:
-        loc_en, loc_ja = position(rng, None if alive else "on in under")
+        # a book on the desk, a cat under the bed, a man in front of the bank
+        rels = ("on", "in", "under") if not alive else None if "A" in noun.tags else \
+            ("near", "in front of", "behind", "next to")
+        loc_en, loc_ja = position(rng, rels)
     past = rng.random() < 0.5
     forms, tense = LEX.exist[alive], "past" if past else "pres"
     if mood == "howmany":
@@ -191,28 +204,6 @@ def existential(rng, mood):
             f"{time[1]} {ja} {ja_plain(forms, tense, False)} 。".lstrip())
 
 
-def _be(subj, tense, neg, question):
-    """English "be" before a predicate: ``is not``; in questions (``will``, ``be``) around it."""
-    if tense == "fut":
-        return ("will", "be") if question else ("will not be" if neg else "will be", "")
-    word = BE[subj.person][tense == "past"]
-    return (word, "") if question else (word + " not" * neg, "")
-
-
-def _predicate(rng, mood, subj, tense, en_pred, ja_word, i_adj, time=("", "")):
-    """Put subject, "be" and predicate together in both languages."""
-    question = mood == "yn"
-    neg = not question and rng.random() < 0.25
-    first, second = _be(subj, tense, neg, question)
-    if question:
-        en = " ".join(filter(None, [first, subj.en, second, en_pred, time[0], "?"]))
-    else:
-        en = " ".join(filter(None, [subj.en, first, en_pred, time[0], "."]))
-    ja = " ".join(filter(None, [subj.ja, "は", time[1], ja_predicate(ja_word, i_adj, tense, neg,
-                                                                    question)]))
-    return en, ja + ("" if question else " 。")
-
-
 def describe(rng, mood):
     """"this book is interesting ." -> "この 本 は 面白い 。"; "tom was busy" -> "忙し かっ た"."""
     adj = rng.choice(LEX.adjectives)
@@ -221,21 +212,22 @@ def describe(rng, mood):
         subj = person(rng, 0, i_ok=mood == "stmt")
     else:
         subj = noun_phrase(rng, rng.choice(subjects), "the this that poss", 0)
-    tense = rng.choice(("pres", "past", "fut"))
+    tense = rng.choice(("pres", "past", "fut") if subj.human else ("pres", "past"))
     # "tom was busy yesterday", but not "the zoo was large yesterday"
     time = time_phrase(rng, tense) if subj.human and rng.random() < 0.3 else ("", "")
-    return _predicate(rng, mood, subj, tense, adj.en, adj.ja, adj.i_adj, time)
+    return predicate(rng, mood, subj, tense, adj.en, adj.ja, adj.i_adj, time)
 
 
 def likes(rng, mood):
     """"tom likes cats ." -> "トム は 猫 が 好き だ 。" (also hate: 嫌い, good at: 得意)."""
     kind = rng.choice(("like", "like", "hate", "good"))
     subj = actor(rng, kind != "good", i_ok=mood == "stmt")
-    obj = noun_phrase(rng, rng.choice(LEX.skills if kind == "good" else LEX.likeable), "bare", .1)
+    pool = LEX.skills if kind == "good" else LEX.likeable if subj.human else LEX.food
+    obj = noun_phrase(rng, rng.choice(pool), "bare", 0.1)
     tense = rng.choice(("pres", "past"))
     word = {"like": "好き", "hate": "嫌い", "good": "得意"}[kind]
     if kind == "good":
-        en, ja = _predicate(rng, mood, subj, tense, "good at " + obj.en, word, False)
+        en, ja = predicate(rng, mood, subj, tense, "good at " + obj.en, word, False)
         return en, ja.replace(f"{subj.ja} は ", f"{subj.ja} は {obj.ja} が ", 1)
     verb = LEX.like_verbs[kind]
     question = mood == "yn"
@@ -253,9 +245,9 @@ def identity(rng, mood):
     subj = person(rng, 0, i_ok=mood == "stmt")
     while subj.noun is not None:  # a pronoun or a name: "the teacher is a doctor" is odd
         subj = person(rng, 0, i_ok=mood == "stmt")
-    noun = rng.choice(LEX.people)
+    noun = rng.choice(LEX.jobs)
     pred = noun.pl if subj.person == "p" else f"{article(noun.en)} {noun.en}"
-    return _predicate(rng, mood, subj, rng.choice(("pres", "past")), pred, noun.ja, False)
+    return predicate(rng, mood, subj, rng.choice(("pres", "past")), pred, noun.ja, False)
 
 
 KINDS = (  # (share of the corpus, construction, mood)
@@ -324,7 +316,7 @@ def main(argv=None):
     make.add_argument("-s", "--seed", type=int, default=0, help="random seed (default 0)")
     make.add_argument("-t", "--train", type=int, default=20000, help="training pairs (20000)")
     make.add_argument("-d", "--dev", type=int, default=500, help="development pairs (500)")
-    make.add_argument("-e", "--test", type=int, default=500, help="test pairs (500)")
+    make.add_argument("-T", "--test", type=int, default=500, help="test pairs (500)")
     args = parser.parse_args(argv)
     outdir = write_corpus(args.outdir, args.seed, args.train, args.dev, args.test)
     for split in ("train", "dev", "test"):

@@ -7,6 +7,7 @@ with its counter floats after the particle ("りんご を 三 つ"), so phrases
 from typing import NamedTuple
 
 from dlhack import grammar as g
+from dlhack.grammar import BE, ja_predicate
 
 
 class Noun(NamedTuple):
@@ -117,6 +118,9 @@ class Lexicon:
         self.things = [n for n in self.tagged("TRFG") if n.art == "a"]
         self.likeable = self.tagged("FMDASO") + [self.nouns[n] for n in ("movie", "anime", "drama")]
         self.skills = self.tagged("SZO")
+        self.food = self.tagged("FMD")
+        self.jobs = [n for n in self.people if n.en not in
+                     ("boy", "girl", "man", "woman", "child", "baby", "friend", "tourist")]
 
     def tagged(self, tags):
         """Nouns carrying any of ``tags`` (noun tags, or ``@`` and place tags)."""
@@ -218,8 +222,11 @@ def actor(rng, animal_ok=False, i_ok=True):
 
 
 def position(rng, rels=None):
-    """"on the desk" -> "机 の 上 に", "in front of the bank" -> "銀行 の 前 に"."""
-    rel = rng.choice(rels.split() if rels else list(LEX.positions))
+    """"on the desk" -> "机 の 上 に", "in front of the bank" -> "銀行 の 前 に".
+
+    ``rels``: the relations to choose from (default all: on, under, in, near, in front of, ...).
+    """
+    rel = rng.choice(rels or list(LEX.positions))
     ja_rel, targets = LEX.positions[rel]
     where = noun_phrase(rng, rng.choice(targets), "the the the poss", 0)
     return f"{rel} {where.en}", f"{where.ja} の {ja_rel} に"
@@ -243,3 +250,25 @@ def time_phrase(rng, tense):
     if tense == "past":
         return f"{en} days ago", f"{ja} 日 前 に"
     return f"in {en} days", f"{ja} 日 後 に"
+
+
+def be_verb(subj, tense, neg, question):
+    """English "be" before a predicate: ``is not``; in questions (``will``, ``be``) around it."""
+    if tense == "fut":
+        return ("will", "be") if question else ("will not be" if neg else "will be", "")
+    word = BE[subj.person][tense == "past"]
+    return (word, "") if question else (word + " not" * neg, "")
+
+
+def predicate(rng, mood, subj, tense, en_pred, ja_word, i_adj, time=("", "")):
+    """Put subject, "be" and predicate together in both languages."""
+    question = mood == "yn"
+    neg = not question and rng.random() < 0.25
+    first, second = be_verb(subj, tense, neg, question)
+    if question:
+        en = " ".join(filter(None, [first, subj.en, second, en_pred, time[0], "?"]))
+    else:
+        en = " ".join(filter(None, [subj.en, first, en_pred, time[0], "."]))
+    ja = " ".join(filter(None, [subj.ja, "は", time[1], ja_predicate(ja_word, i_adj, tense, neg,
+                                                                    question)]))
+    return en, ja + ("" if question else " 。")

@@ -200,7 +200,7 @@ def load_trainer_arrays(trainer, payload, rank, warn=print):
             target.serialize(NpzDeserializer(arrays, path=prefix))
     trainer._snapshot_elapsed_time = float(arrays["_snapshot_elapsed_time"])
     ranks = len(arrays["rng/pos"])
-    if rank < ranks and False:  # MUTATION
+    if rank < ranks:
         np.random.set_state(("MT19937", arrays["rng/keys"][rank], int(arrays["rng/pos"][rank]),
                              int(arrays["rng/has_gauss"][rank]),
                              float(arrays["rng/cached_gaussian"][rank])))

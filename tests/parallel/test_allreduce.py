@@ -27,45 +27,58 @@ def test_chunk_bounds_cover_range_evenly():
             assert max(lengths) - min(lengths) <= 1 and lengths == sorted(lengths, reverse=True)
 
 
+def check_allreduce(mpi_comm, name, dtype, n, shape=None):
+    """Run algorithm ``name`` three ways (new array, given ``out``, in place); list what failed."""
+    allreduce, rank, size = ALGORITHMS[name], mpi_comm.rank, mpi_comm.size
+    mine = rank_data(rank, n, dtype, shape)
+    before = mine.copy()
+    expected = sum(rank_data(r, n, np.float64, shape) for r in range(size))
+    fresh = allreduce(mpi_comm, mine)  # out=None: a new array
+    out = np.empty_like(mine)
+    given = allreduce(mpi_comm, mine, out=out)  # into a given array
+    buf = mine.copy()
+    allreduce(mpi_comm, buf, out=buf)  # in place
+    everyone = mpi_comm.allgather(buf.tobytes())
+
+    case = f"{name} {np.dtype(dtype).name} n={n} shape={shape}"
+    tol = size * size * np.finfo(dtype).eps  # p - 1 roundings of partial sums up to p
+    failures = []
+    if not np.array_equal(mine, before):
+        failures.append(f"{case}: input modified")
+    if given is not out:
+        failures.append(f"{case}: did not return out")
+    for got in (fresh, out, buf):
+        if got.dtype != dtype or got.shape != expected.shape:
+            failures.append(f"{case}: got {got.dtype} {got.shape}")
+        elif not np.allclose(got.astype(np.float64), expected, rtol=0, atol=tol):
+            failures.append(f"{case}: max error {np.max(np.abs(got - expected)):.3g} > {tol:.3g}")
+    # naive and ring sum every element on one rank only, so every rank has the same bits.
+    if name != "mpi" and len(set(everyone)) != 1:
+        failures.append(f"{case}: ranks disagree")
+    return failures
+
+
 @pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=60)
 def test_allreduce_matches_serial_sum(mpi_comm, monkeypatch):
-    rank, size = mpi_comm.rank, mpi_comm.size
+    size = mpi_comm.size
     cases = [(n, None) for n in (0, 1, size - 1, size, size + 1, 37, 1001)] + [(15, (3, 5))]
     failures = []
-    native_float16 = allreduce_mpi.HAS_FLOAT16
-    # Small segments make the ring cut its chunks into many pieces of unequal counts;
-    # without MPI.FLOAT16_T (MPI < 5), "mpi" sums float16 in float32.
-    for segment_bytes, has_float16 in ((allreduce_ring.SEGMENT_BYTES, True), (8, False),
-                                       (12, True)):
+    for name in ALGORITHMS:
+        for dtype in DTYPES:
+            for n, shape in cases:
+                failures += check_allreduce(mpi_comm, name, dtype, n, shape)
+    # Tiny segments: the ring cuts chunks of unequal lengths into many pieces, some empty.
+    for segment_bytes in (8, 12):
         monkeypatch.setattr(allreduce_ring, "SEGMENT_BYTES", segment_bytes)
-        monkeypatch.setattr(allreduce_mpi, "HAS_FLOAT16", has_float16 and native_float16)
-        for name, allreduce in ALGORITHMS.items():
-            for dtype in DTYPES:
-                tol = size * size * np.finfo(dtype).eps  # p - 1 roundings of sums up to p
-                for n, shape in cases:
-                    mine = rank_data(rank, n, dtype, shape)
-                    before = mine.copy()
-                    expected = sum(rank_data(r, n, np.float64, shape) for r in range(size))
-                    fresh = allreduce(mpi_comm, mine)  # out=None: a new array
-                    out = np.empty_like(mine)
-                    given = allreduce(mpi_comm, mine, out=out)  # into a given array
-                    buf = mine.copy()
-                    allreduce(mpi_comm, buf, out=buf)  # in place
-                    # naive and ring: every element summed once, so every rank has the same bits.
-                    everyone = mpi_comm.allgather(buf.tobytes())
-                    case = f"{name} {np.dtype(dtype).name} n={n} shape={shape} seg={segment_bytes}"
-                    if not np.array_equal(mine, before):
-                        failures.append(f"{case}: input modified")
-                    if given is not out:
-                        failures.append(f"{case}: did not return out")
-                    for got in (fresh, out, buf):
-                        if got.dtype != dtype or got.shape != expected.shape:
-                            failures.append(f"{case}: got {got.dtype} {got.shape}")
-                        elif not np.allclose(got.astype(np.float64), expected, rtol=0, atol=tol):
-                            err = np.max(np.abs(got - expected))
-                            failures.append(f"{case}: max error {err:.3g} > {tol:.3g}")
-                    if name != "mpi" and len(set(everyone)) != 1:
-                        failures.append(f"{case}: ranks disagree")
+        for dtype in DTYPES:
+            for n in (size + 1, 37):
+                failures += [f"{f} segment={segment_bytes}B"
+                             for f in check_allreduce(mpi_comm, "ring", dtype, n)]
+    # An MPI without MPI.FLOAT16_T (before MPI 5): "mpi" sums float16 in float32.
+    monkeypatch.setattr(allreduce_mpi, "HAS_FLOAT16", False)
+    for n, shape in cases:
+        failures += [f"{f} (no FLOAT16_T)"
+                     for f in check_allreduce(mpi_comm, "mpi", np.float16, n, shape)]
     assert not failures, "\n".join(failures[:20])
 
 

@@ -50,6 +50,13 @@ def _message(exc):
     return text.strip()[:4000]
 
 
+def _type_name(cls):
+    """``ValueError`` for built-in exceptions, ``mpi4py.MPI.Exception`` for the others."""
+    if issubclass(cls, MemoryError):
+        return "MemoryError"  # numpy raises a private subclass
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
 class Recorder:
     """A pytest plugin that keeps the first failure of the one test this rank runs."""
 
@@ -77,7 +84,7 @@ class Recorder:
         frames = traceback.extract_tb(excinfo.tb)[-40:]
         self.failure = {
             "phase": call.when,
-            "exc_type": type(excinfo.value).__name__,
+            "exc_type": _type_name(type(excinfo.value)),
             "message": _message(excinfo.value),
             "frames": [[f.filename, f.lineno, f.name, (f.line or "")[:200]] for f in frames],
         }

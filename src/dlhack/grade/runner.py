@@ -273,6 +273,17 @@ def _where(frames, job, work):
     return ""
 
 
+def _in_answers(where):
+    return bool(where) and not where.startswith("in the test")
+
+
+def _short_mpi_error(message):
+    """MPICH's error stack, cut to its last line: "Invalid rank has value 3 but must be ..."."""
+    head, _, stack = message.partition(", error stack:")
+    lines = stack.strip().splitlines()
+    return lines[-1].split("): ", 1)[-1] if lines else head
+
+
 def _dump_frames(text):
     return [m.groups() for m in FRAME.finditer(text)]
 
@@ -316,8 +327,7 @@ def _summarize(test, ranks, job, records, forged, changed, reason, private, work
                 "message": f"your code {what}; this is not allowed, so the submission scores 0"}
     if not missing and not bad:
         return {**run, "outcome": "passed", "message": ""}
-    if bad and all(d["exc_type"] == "NotImplementedError" and d["where"] and "in the test" not in d["where"]
-                   for d in bad):
+    if bad and all(d["exc_type"] == "NotImplementedError" and _in_answers(d["where"]) for d in bad):
         func = bad[0]["where"].split(" ")[0]
         return {**run, "outcome": "not_done", "message": f"not yet done: {func} still raises NotImplementedError"}
     if crashed:
@@ -329,17 +339,24 @@ def _summarize(test, ranks, job, records, forged, changed, reason, private, work
         first = bad[0]
         if first["state"] == "error":
             return {**run, "outcome": "error", "message": f"the test could not run: {first['message']}"}
+        kind = first["exc_type"].rsplit(".", 1)[-1]
+        raised = kind not in ("AssertionError", "Failed", "")
         message = first["message"]
-        if first["exc_type"] not in ("AssertionError", "Failed", ""):
-            message = f"raised {first['exc_type']}: {message}"
-        if first["exc_type"] == "MemoryError":
+        if first["exc_type"] == "mpi4py.MPI.Exception":
+            message = f"raised an MPI error: {_short_mpi_error(message)}"
+        elif raised:
+            message = f"raised {kind}: {message}"
+        if kind == "MemoryError":
             message += f" (each rank may use at most {job.memory_mb} MiB)"
-        if first["where"] and first["exc_type"] not in ("AssertionError", "Failed"):
+        if _in_answers(first["where"]):
             message += f" in {first['where']}"
         if len(bad) > 1:
             message += f" ({_ranks_text([d['rank'] for d in bad])} failed)"
         if waiting:
-            message += f". Meanwhile {waiting}: a rank that waits forever usually means another rank skipped the matching send or receive"
+            message += f". Meanwhile {waiting}" + (
+                ", for the rank that failed" if raised else
+                ": a rank that waits forever usually means another rank skipped the matching "
+                "send or receive")
         setup = all(d["phase"] == "setup" and d["message"].startswith(IMPORT_FAILURE) for d in bad)
         return {**run, "outcome": "failed", "message": on + message, "import_failed": setup}
     if reason in ("timeout", "stuck"):

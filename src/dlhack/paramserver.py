@@ -1,0 +1,318 @@
+"""A parameter server over MPI messages: synchronous, asynchronous, and allreduce beside them.
+
+    mpiexec -n 3 python -m dlhack.paramserver --modes sync async allreduce --json ps.json
+    mpiexec -n 3 python -m dlhack.paramserver --straggler 1 --delay 0.01   # rank 1 is slow
+
+Parameter server (パラメータサーバ): rank 0 holds the parameters, a flat float32 vector; ranks
+1..size-1 are workers. A worker computes a gradient on a minibatch of its shard, pushes it to the
+server (``Send``, tag ``GRAD``) and pulls the parameters back (``Recv``, tag ``PARAMS``); after its
+last step it sends ``DONE``. The server stops when every worker has said done, so nothing hangs.
+
+- synchronous (同期更新): the server waits for a gradient from every worker, applies their mean
+  once, and sends everyone the same new parameters. One update per round; nobody is ever stale.
+- asynchronous (非同期更新): the server takes gradients in arrival order (``Probe`` with
+  ``ANY_SOURCE``), applies each at once and replies with the current parameters. A gradient's
+  *staleness* (古さ) is the number of updates the server made since that worker pulled the
+  parameters it used; the server knows it, since it remembers which version it sent to whom.
+- allreduce (peer to peer): no server; every rank averages the gradients with ``Allreduce`` and
+  applies the same update. With the same workers, data and seed it computes what synchronous
+  PS does (the tests check it), without the server's bottleneck.
+
+The model is logistic regression on synthetic data made from a seed: each step costs
+microseconds, so what the curves show is the protocol, not the arithmetic. Lesson 04 runs this.
+"""
+import argparse
+import json
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from mpi4py import MPI
+
+GRAD, PARAMS, DONE = 1, 2, 3  # message tags
+SERVER = 0
+
+
+@dataclass
+class Problem:
+    """Logistic regression data: ``X`` (n_samples, n_features) float32, ``y`` (n_samples,) 0/1."""
+
+    X: np.ndarray
+    y: np.ndarray
+
+    @property
+    def n_params(self):
+        return self.X.shape[1] + 1  # weights, then the bias
+
+
+def make_problem(seed=0, n_samples=2048, n_features=16):
+    """Linearly separable-ish data from ``seed``: labels of a random hyperplane, 10% flipped."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n_samples, n_features)).astype(np.float32)
+    w = rng.standard_normal(n_features)
+    y = (X @ w + 0.5 > 0).astype(np.float32)
+    flip = rng.random(n_samples) < 0.1
+    y[flip] = 1 - y[flip]
+    return Problem(X, y)
+
+
+def loss(params, X, y):
+    """Mean logistic loss of ``params`` (weights then bias) on ``(X, y)``."""
+    z = X @ params[:-1] + params[-1]
+    return float(np.mean(np.logaddexp(0.0, z) - y * z))
+
+
+def gradient(params, X, y):
+    """Gradient of ``loss`` with respect to ``params``, float32 like them."""
+    p = 1.0 / (1.0 + np.exp(-(X @ params[:-1] + params[-1])))
+    err = (p - y) / len(y)
+    return np.append(X.T @ err, err.sum()).astype(np.float32)
+
+
+def make_grad_fn(problem, worker, n_workers, batchsize, seed=0):
+    """``grad_fn(params, step)`` for ``worker`` of ``n_workers``: a minibatch of its shard.
+
+    The shard and each step's minibatch depend only on (seed, worker, step), so every mode
+    (and the serial reference) sees the same batches.
+    """
+    order = np.random.default_rng(seed).permutation(len(problem.y))
+    shard = np.array_split(order, n_workers)[worker]
+
+    def grad_fn(params, step):
+        idx = shard[np.random.default_rng([seed, worker, step]).integers(0, len(shard), batchsize)]
+        return gradient(params, problem.X[idx], problem.y[idx])
+
+    return grad_fn
+
+
+def worker_loop(comm, params, grad_fn, n_steps, delay=0.0, server=SERVER):
+    """A worker: ``n_steps`` times push a gradient and pull parameters, then say done.
+
+    Args:
+        comm: the communicator the server is on.
+        params: the parameters to start from; overwritten by each pull.
+        grad_fn: ``grad_fn(params, step) -> float32 gradient`` like ``params``.
+        n_steps: gradients to push.
+        delay: seconds to sleep per step, to make this worker a straggler (遅いワーカー).
+        server: the server's rank.
+
+    Returns:
+        The number of gradients pushed.
+    """
+    for step in range(n_steps):
+        if delay:
+            time.sleep(delay)
+        comm.Send(grad_fn(params, step), dest=server, tag=GRAD)
+        comm.Recv(params, source=server, tag=PARAMS)
+    comm.Send(np.empty(0, np.float32), dest=server, tag=DONE)
+    return n_steps
+
+
+def sync_server(comm, params, n_workers, lr, on_update=None):
+    """Synchronous server: each round, one gradient from every active worker; apply the mean.
+
+    Workers are ranks 1..n_workers. Gradients are added in rank order, so the result is the
+    same bits whatever order they arrived in.
+
+    Returns:
+        ``(staleness, sources)``: per applied gradient, its staleness (always 0 here) and sender.
+    """
+    status, done = MPI.Status(), np.empty(0, np.float32)
+    active = list(range(1, n_workers + 1))
+    staleness, sources = [], []
+    while active:
+        total, pushed = np.zeros_like(params), []
+        for src in list(active):
+            comm.Probe(source=src, tag=MPI.ANY_TAG, status=status)
+            if status.Get_tag() == DONE:
+                comm.Recv(done, source=src, tag=DONE)
+                active.remove(src)
+                continue
+            grad = np.empty_like(params)
+            comm.Recv(grad, source=src, tag=GRAD)
+            total += grad
+            pushed.append(src)
+        if not pushed:
+            break
+        params -= lr * (total / len(pushed))
+        staleness += [0] * len(pushed)  # every gradient was computed on the current version
+        sources += pushed
+        if on_update:
+            on_update(params)
+        for dst in pushed:
+            comm.Send(params, dest=dst, tag=PARAMS)
+    return staleness, sources
+
+
+def async_server(comm, params, n_workers, lr, on_update=None):
+    """Asynchronous server: apply each gradient as it arrives, reply with the current parameters.
+
+    Workers are ranks 1..n_workers and start from version 0 of ``params`` (updated in place).
+
+    Returns:
+        ``(staleness, sources)``: per applied gradient, in the order applied, the number of
+        updates since its worker pulled the parameters it used, and the worker's rank.
+    """
+    status, done = MPI.Status(), np.empty(0, np.float32)
+    version, sent = 0, {w: 0 for w in range(1, n_workers + 1)}  # the version each worker has
+    n_done, staleness, sources = 0, [], []
+    grad = np.empty_like(params)
+    while n_done < n_workers:
+        comm.Probe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=status)
+        src, tag = status.Get_source(), status.Get_tag()
+        if tag == DONE:
+            comm.Recv(done, source=src, tag=DONE)
+            n_done += 1
+            continue
+        comm.Recv(grad, source=src, tag=GRAD)
+        params -= lr * grad
+        staleness.append(version - sent[src])
+        sources.append(src)
+        version += 1
+        if on_update:
+            on_update(params)
+        comm.Send(params, dest=src, tag=PARAMS)
+        sent[src] = version
+    return staleness, sources
+
+
+def allreduce_train(comm, params, grad_fn, n_steps, lr, on_update=None):
+    """Peer to peer: every rank is a worker; average gradients with Allreduce, update locally."""
+    for step in range(n_steps):
+        grad = grad_fn(params, step)
+        comm.Allreduce(MPI.IN_PLACE, grad, op=MPI.SUM)
+        params -= lr * (grad / comm.size)
+        if on_update:
+            on_update(params)
+    return params
+
+
+def serial_reference(problem, n_workers, n_steps, batchsize, lr, seed=0):
+    """Synchronous training simulated in one process: what sync PS and allreduce must match."""
+    params = np.zeros(problem.n_params, np.float32)
+    grad_fns = [make_grad_fn(problem, w, n_workers, batchsize, seed) for w in range(n_workers)]
+    for step in range(n_steps):
+        total = np.zeros_like(params)
+        for grad_fn in grad_fns:
+            total += grad_fn(params, step)
+        params -= lr * (total / n_workers)
+    return params
+
+
+def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.5, seed=0, straggler=None,
+          delay=0.0, n_samples=2048, n_features=16):
+    """Train logistic regression in ``mode`` ("sync", "async" or "allreduce") on ``comm``.
+
+    Args:
+        comm: every rank of it takes part; in PS modes rank 0 serves and the others work.
+        n_steps: gradients each worker computes.
+        batchsize: examples per gradient (the global batch of a sync round is n_workers x this).
+        straggler: the rank made slow on purpose (None: nobody), sleeping ``delay`` s per step.
+
+    Returns:
+        On rank 0 a dict: ``updates`` (server updates), ``applied``/``pushed`` (gradient
+        counts), ``curve`` (``update``, ``time``, ``loss`` after each update), ``staleness`` and
+        ``sources`` per applied gradient, ``staleness_hist``, ``worker_seconds``, ``params``.
+        On other ranks ``{"steps": gradients this rank computed}``.
+    """
+    rank, size = comm.rank, comm.size
+    ps = mode in ("sync", "async")
+    if ps and size < 2:
+        raise ValueError(f"mode {mode!r} needs a server and at least one worker: run >= 2 ranks")
+    n_workers = size - 1 if ps else size
+    problem = make_problem(seed, n_samples, n_features)
+    params = np.zeros(problem.n_params, np.float32)
+    curve = {"update": [], "time": [], "loss": []}
+    comm.Barrier()
+    start = time.perf_counter()
+
+    def record(p):  # called on rank 0 after each update
+        curve["update"].append(len(curve["update"]) + 1)
+        curve["time"].append(time.perf_counter() - start)
+        curve["loss"].append(loss(p, problem.X, problem.y))
+
+    staleness, sources, steps = [], [], 0
+    if ps and rank == SERVER:
+        serve = sync_server if mode == "sync" else async_server
+        staleness, sources = serve(comm, params, n_workers, lr, on_update=record)
+    else:
+        worker = rank - 1 if ps else rank
+        grad_fn = make_grad_fn(problem, worker, n_workers, batchsize, seed)
+        wait = delay if rank == straggler else 0.0
+        if ps:
+            steps = worker_loop(comm, params, grad_fn, n_steps, delay=wait)
+        else:
+            slow = (lambda p, s: time.sleep(wait) or grad_fn(p, s)) if wait else grad_fn
+            steps = n_steps
+            allreduce_train(comm, params, slow, n_steps, lr, on_update=record if rank == 0 else None)
+    seconds = time.perf_counter() - start
+    counts = comm.gather((steps, seconds), root=0)
+    if rank != 0:
+        return {"steps": steps}
+    return {
+        "mode": mode, "n_workers": n_workers, "n_steps": n_steps, "batchsize": batchsize,
+        "lr": lr, "straggler": straggler, "delay": delay,
+        "updates": len(curve["update"]), "applied": len(staleness) if ps else n_steps * size,
+        "pushed": sum(s for s, _ in counts), "curve": curve, "staleness": staleness,
+        "sources": sources, "staleness_hist": np.bincount(staleness).tolist() if staleness else [],
+        "worker_seconds": {r: t for r, (s, t) in enumerate(counts) if s},
+        "seconds": seconds, "final_loss": curve["loss"][-1] if curve["loss"] else None,
+        "params": params.tolist()}
+
+
+def compare(comm, modes=("sync", "async", "allreduce"), **kwargs):
+    """Run each mode in turn; allreduce on ranks 0..size-2, so every mode has size-1 workers.
+
+    Returns:
+        On rank 0, ``{mode: result of train}``; on other ranks ``{}``.
+    """
+    results = {}
+    for mode in modes:
+        if mode == "allreduce" and comm.size > 1:
+            sub = comm.Split(0 if comm.rank < comm.size - 1 else MPI.UNDEFINED, comm.rank)
+            # rank r + 1 of a PS is worker r, which is rank r here: slow down the same worker.
+            straggler = kwargs.get("straggler")
+            args = dict(kwargs, straggler=None if straggler is None else straggler - 1)
+            result = train(sub, mode, **args) if sub != MPI.COMM_NULL else {}
+            if sub != MPI.COMM_NULL:
+                sub.Free()
+        else:
+            result = train(comm, mode, **kwargs)
+        if comm.rank == 0:
+            results[mode] = result
+        comm.Barrier()
+    return results
+
+
+def main(argv=None):
+    """``python -m dlhack.paramserver`` under mpiexec; rank 0 prints and writes the JSON."""
+    p = argparse.ArgumentParser(prog="python -m dlhack.paramserver", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-m", "--modes", nargs="+", default=["sync", "async", "allreduce"],
+                   choices=["sync", "async", "allreduce"], help="modes to run, in turn")
+    p.add_argument("-n", "--steps", type=int, default=200, help="gradients per worker")
+    p.add_argument("-b", "--batchsize", type=int, default=32, help="examples per gradient")
+    p.add_argument("--lr", type=float, default=0.5, help="learning rate (plain SGD)")
+    p.add_argument("-s", "--seed", type=int, default=0)
+    p.add_argument("--straggler", type=int, default=None, help="rank to slow down on purpose")
+    p.add_argument("--delay", type=float, default=0.01, help="the straggler's sleep per step (s)")
+    p.add_argument("-j", "--json", help="write every mode's result here (rank 0)")
+    args = p.parse_args(argv)
+    comm = MPI.COMM_WORLD
+    results = compare(comm, args.modes, n_steps=args.steps, batchsize=args.batchsize,
+                      lr=args.lr, seed=args.seed, straggler=args.straggler, delay=args.delay)
+    if comm.rank == 0:  # only rank 0 prints and writes
+        for mode, r in results.items():
+            hist = " ".join(f"{s}:{c}" for s, c in enumerate(r["staleness_hist"]) if c)
+            print(f"{mode:>9}: {r['n_workers']} workers, {r['updates']} updates, "
+                  f"{r['applied']} gradients applied of {r['pushed']} pushed, "
+                  f"{r['seconds']:.2f} s, final loss {r['final_loss']:.4f}"
+                  + (f", staleness {hist}" if hist else ""))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
