@@ -271,8 +271,9 @@ class Snapshots(chainer.training.Extension):
         out = Path(trainer.out)
         write_snapshot(out / NAME.format(iteration), trainer_arrays(trainer, states),
                        iteration, ranks=len(states))
-        for stale in find_snapshots(out)[self.keep:]:
-            stale.unlink()
+        # The oldest snapshots, and the temporary file of a write that a kill interrupted.
+        for stale in [*find_snapshots(out)[self.keep:], *out.glob(".snapshot_iter_*.tmp")]:
+            stale.unlink(missing_ok=True)
 
 
 def attach_snapshots(trainer, comm, every, resume=None, keep=3):

@@ -78,8 +78,12 @@ def test_file_round_trip_and_damage(tmp_path):
 
 
 def test_resume_matches_uninterrupted_run(tmp_path):
+    left_over = tmp_path / "full" / ".snapshot_iter_00000003.snapshot.999.tmp"  # killed write
+    left_over.parent.mkdir()
+    left_over.write_bytes(b"half a snapshot")
     trainer, model, _ = toy_trainer(tmp_path / "full", 12, every=4, keep=2)
     trainer.run()
+    assert not left_over.exists()
     full = params(model)
     names = [p.name for p in snapshot.find_snapshots(tmp_path / "full")]
     assert names == ["snapshot_iter_00000012.snapshot", "snapshot_iter_00000008.snapshot"]

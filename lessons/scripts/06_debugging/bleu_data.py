@@ -1,7 +1,8 @@
-"""Stand-in translations for 05_bleu_mean_*.py: references with words dropped or replaced.
+"""Stand-in translations for 05_bleu_mean_*.py: references with words left out or added.
 
-No translator is trained here: what a half-trained model might output is imitated, with more
-mistakes further down the list (as if later sentences were harder), so ranks' shards differ.
+No translator is trained here: what a half-trained model might output is imitated. Sentences
+further down the list lose more words (as if they were harder), and the first half gets one word
+too many, so that the ranks' shards differ in quality and in length, as real shards can.
 """
 import numpy as np
 
@@ -14,7 +15,7 @@ def hypotheses_and_references(n=40, seed=0):
     rng = np.random.RandomState(seed)
     hyps = []
     for i, ref in enumerate(refs):
-        wrong = rng.uniform(size=len(ref)) < 0.6 * i / n  # sentence i: about 0.6 i/n wrong
-        hyp = [w if not bad else "の" for w, bad in zip(ref, wrong)]
-        hyps.append(hyp[:len(hyp) - i % 3])  # and some too short: the brevity penalty
+        dropped = rng.uniform(size=len(ref)) < 0.5 * i / n  # sentence i loses about i/2n
+        hyp = [word for word, lost in zip(ref, dropped) if not lost]
+        hyps.append(hyp + ["です"] if i < n // 2 else hyp)
     return hyps, refs

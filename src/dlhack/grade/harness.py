@@ -9,7 +9,8 @@ together. Some outcomes stop the runs that have not started yet, because their o
 and waiting for them would only cost time:
 
 - a stub (NotImplementedError): the rest of that exercise is "not done";
-- a run that hung until its timeout: the rest of that exercise is not run (each would hang too);
+- a run that timed out, or left ranks waiting inside the learner's code: the rest of that
+  exercise is not run (each would hang too, and cost a timeout or a grace period);
 - answer cells that cannot be imported, or tampering: nothing more of the submission is run.
 
 The result is a plain dict (see ``report.py`` for its JSON, JUnit and text forms).
@@ -63,12 +64,13 @@ def grade_notebook(path, lab=None, **options):
         **options: passed on to :func:`grade` (exercises, timeout, memory_mb, slots, workdir).
     """
     start = time.monotonic()
-    base = {"submission": str(path), "lab": lab}
+    labs = lab_names(options.get("root"))
+    base = {"submission": str(path), "lab": lab or notebook.lab_of(path, None, labs)}
     try:
         submission, nb = notebook.from_notebook(path)
     except notebook.SubmissionError as err:
         return _verdict(base, "invalid", str(err), start)
-    base["lab"] = lab = lab or notebook.lab_of(path, nb, lab_names(options.get("root")))
+    base["lab"] = lab = lab or notebook.lab_of(path, nb, labs)
     if lab is None:
         return _verdict(base, "invalid", f"cannot tell which lab {Path(path).name} is for: keep the "
                         f"lab's file name (e.g. 02_collectives*.ipynb) or pass --lab", start)
@@ -123,7 +125,7 @@ def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slo
                 stops[None] = "not run: " + run["message"]
             elif run["outcome"] == "not_done":
                 stops.setdefault(test.exercise, run["message"])
-            elif run["outcome"] == "hung" and run.get("timed_out"):
+            elif run.get("timed_out") or run.get("stuck"):
                 stops.setdefault(test.exercise, f"not run: this exercise already hung at {ranks} "
                                                 f"rank{'s' if ranks > 1 else ''}")
         return run
@@ -180,7 +182,9 @@ def _test_result(test, runs):
             good = [r["ranks"] for r in runs if r["outcome"] == "passed"]
             failing = [r["ranks"] for r in bad]
             if good:
-                message = (f"passes at {_counts(good)}, fails at {_counts(failing)}. " + message)
+                unrun = [r["ranks"] for r in skipped]
+                message = (f"passes at {_counts(good)}, fails at {_counts(failing)}"
+                           + (f", not run at {_counts(unrun)}" if unrun else "") + ". " + message)
                 if all(n % 2 for n in failing) and any(n % 2 == 0 for n in good):
                     message += f" ({ODD_HINT})"
     return {"name": test.name, "nodeid": test.nodeid, "doc": test.doc, "points": test.points,
@@ -189,4 +193,4 @@ def _test_result(test, runs):
 
 
 def _counts(counts):
-    return ", ".join(map(str, counts)) + " ranks"
+    return ", ".join(map(str, counts)) + (" rank" if counts == [1] else " ranks")

@@ -125,12 +125,15 @@ def answer_cells(nb):
 
 
 def lab_of(path, nb, labs):
-    """Which of ``labs`` a notebook belongs to: its ``dlhack.lab`` metadata, else its file name."""
+    """Which of ``labs`` a notebook is for: its ``dlhack.lab`` metadata, else its file name
+    (``02_collectives-tanaka.ipynb``), else its folder's (``02_collectives/tanaka.ipynb``)."""
     lab = ((nb.get("metadata") or {}).get("dlhack") or {}).get("lab") if nb else None
     if lab in labs:
         return lab
     matches = [name for name in labs if Path(path).name.startswith(name)]
-    return max(matches, key=len) if matches else None
+    if matches:
+        return max(matches, key=len)
+    return Path(path).parent.name if Path(path).parent.name in labs else None
 
 
 def from_notebook(path):

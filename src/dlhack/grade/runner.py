@@ -312,7 +312,8 @@ def _summarize(test, ranks, job, records, forged, changed, reason, private, work
         details.append({"rank": rank, "state": state, "message": message, "where": where})
         if state == "waiting":
             stuck.setdefault(where or "somewhere outside your code", []).append(rank)
-    run = {"ranks": ranks, "details": details}
+    # Ranks blocked inside the learner's code: the other rank counts would block there too.
+    run = {"ranks": ranks, "details": details, "stuck": any(_in_answers(w) for w in stuck)}
     bad = [d for d in details if d["state"] in ("failed", "error", "skipped")]
     crashed = [d for d in details if d["state"] == "crashed"]
     missing = [d["rank"] for d in details if d["state"] in ("crashed", "waiting", "gone")]

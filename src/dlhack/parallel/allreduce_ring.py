@@ -28,10 +28,12 @@ Lesson: "Allreduce from send and receive". The naive version is ``allreduce_naiv
 import numpy as np
 
 # Chunks above this many bytes are sent in segments: a segment is added while it is still in
-# cache, instead of streaming a whole 32 MB chunk through memory twice. On 2 ranks of this
-# course's machine, 1 MB segments made 64 MB allreduces 1.6x faster than whole chunks; 256 KB
-# to 4 MB were all close. Rerun ``dlhack bench allreduce`` after changing it.
-SEGMENT_BYTES = 1 << 20
+# cache, instead of streaming a whole 32 MB chunk through memory twice. But every segment is
+# one more Sendrecv, a point where both ranks must be running: on a quiet machine 1 MB
+# segments were best (64 MB messages 1.6x faster than unsegmented), on one with more ranks
+# than cores every extra handoff waits for the scheduler. 4 MB is a compromise that was
+# within ~10% of the best on the quiet machine. Measure with ``dlhack bench allreduce``.
+SEGMENT_BYTES = 4 << 20
 
 
 def chunk_bounds(n, size):

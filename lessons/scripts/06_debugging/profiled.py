@@ -1,0 +1,47 @@
+"""Time a few data-parallel training steps phase by phase; used by the 06_* and 07_* scripts.
+
+    summary, sentences_per_sec = profile_steps(comm, batchsize=32)
+    show(comm, summary, sentences_per_sec, batchsize=32)     # rank 0 prints
+
+The steps are those of ``dlhack train --profile`` (``dlhack.profile.ProfilingUpdater``): data,
+forward, backward, wait (a barrier: time spent waiting for the slowest rank), allreduce and
+optimizer, each in milliseconds per step, for every rank.
+"""
+import tempfile
+
+import chainer
+import numpy as np
+
+from dlhack import profile
+from dlhack.batching import BucketIterator
+from dlhack.corpus import default_corpus
+from dlhack.parallel import scatter_dataset
+from dlhack.seq2seq import Seq2seq, convert
+
+
+def profile_steps(comm, batchsize, iterations=12, units=128, layers=2, n_train=1000, lr=2e-3):
+    """Train ``iterations`` steps on the embedded corpus; returns (summary, sentences/s)."""
+    corpus = default_corpus(seed=0, n_train=n_train, n_dev=1, n_test=1) if comm.rank == 0 else None
+    sizes = comm.bcast_obj((len(corpus.src_vocab), len(corpus.tgt_vocab)) if corpus else None)
+    train = scatter_dataset(corpus.train if corpus else None, comm, shuffle=True, seed=0,
+                            equal_length=True)
+    np.random.seed(0)
+    model = Seq2seq(*sizes, n_units=units, n_layers=layers)
+    optimizer = chainer.optimizers.Adam(alpha=lr)
+    optimizer.setup(model)
+    updater = profile.ProfilingUpdater(BucketIterator(train, batchsize), optimizer, comm=comm,
+                                       converter=convert)
+    trainer = chainer.training.Trainer(updater, (iterations, "iteration"),
+                                       out=tempfile.gettempdir())
+    trainer.run()
+    sentences = updater.iteration * batchsize * comm.size
+    return updater.summary(), sentences / updater.elapsed
+
+
+def show(comm, summary, sentences_per_sec, batchsize):
+    """Rank 0 prints the breakdown, the throughput and ``dlhack.profile.verdict``."""
+    if comm.rank == 0:
+        print(profile.format_breakdown(summary))
+        print(f"{sentences_per_sec:.1f} sentences/s on {comm.size} rank(s), "
+              f"batch {batchsize} per rank")
+        print("verdict:", profile.verdict(summary, batchsize=batchsize))

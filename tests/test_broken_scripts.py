@@ -1,0 +1,262 @@
+"""Lesson 6's broken scripts fail the way the lesson says, and their fixed twins work.
+
+lessons/scripts/06_debugging/NN_name_broken.py and NN_name_fixed.py, each run under mpiexec
+(through ``dlhack.launch.run``, which groups errors by rank and aborts a job when a rank raises)
+with a timeout. The timing comparisons are ``slow``; every kind of bug keeps a fast test.
+"""
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from dlhack.launch import run
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "lessons" / "scripts" / "06_debugging"
+MPIEXEC = str(Path(sys.executable).with_name("mpiexec"))
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # one BLAS thread per rank unless a test says
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def run_script(name, n=2, single=False, timeout=90):
+    """Run one script at ``n`` ranks; returns (RunResult, everything it printed)."""
+    out = io.StringIO()
+    result = run([sys.executable, str(SCRIPTS / name)], n=n, single=single, timeout=timeout,
+                 stream=out)
+    assert not result.timed_out, f"{name} timed out:\n{out.getvalue()[-3000:]}"
+    return result, out.getvalue()
+
+
+def only_error(result):
+    """The one error group of a run: (its ranks, its text)."""
+    assert len(result.errors) == 1, result.summary
+    group = result.errors[0]
+    return group.ranks, group.message
+
+
+def printed(result, rank=0):
+    return "\n".join(result.output[rank])
+
+
+def number_after(text, word):
+    """The float that follows ``word`` in ``text`` ("BLEU 53.03 ..." -> 53.03)."""
+    return float(text.split(word, 1)[1].split()[0].rstrip(";,"))
+
+
+def test_every_broken_script_has_a_fixed_twin():
+    broken = sorted(p.name[:-len("_broken.py")] for p in SCRIPTS.glob("*_broken.py"))
+    fixed = sorted(p.name[:-len("_fixed.py")] for p in SCRIPTS.glob("*_fixed.py"))
+    assert broken == fixed and len(broken) == 9
+
+
+# (a) every rank on GPU 0 --------------------------------------------------------------------
+
+def test_a_every_rank_on_gpu_0_fails_on_rank_1_only():
+    result, text = run_script("01_device_broken.py")
+    ranks, error = only_error(result)
+    assert ranks == [1] and "cudaErrorDevicesUnavailable" in error
+    assert "on rank 1 only (1 of 2)" in text
+
+
+def test_a_gpu_from_intra_rank_works():
+    result, _ = run_script("01_device_fixed.py")
+    assert result.returncode == 0
+    assert "rank 1 (intra_rank 1) uses GPU 1" in printed(result, 1)
+
+
+@pytest.mark.slow
+def test_a_intra_rank_restarts_on_each_node(tmp_path):
+    """Two pretend nodes of two ranks: ranks 2 and 3 use GPUs 0 and 1 of the second node."""
+    script = str(SCRIPTS / "01_device_fixed.py")
+    cmd = [MPIEXEC, "-n", "2", "-env", "DLHACK_HOSTNAME", "a", sys.executable, script, ":",
+           "-n", "2", "-env", "DLHACK_HOSTNAME", "b", sys.executable, script]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for rank, gpu in enumerate([0, 1, 0, 1]):
+        assert f"rank {rank} (intra_rank {gpu}) uses GPU {gpu}" in done.stdout
+
+
+# (b) arrays made before the device is set ----------------------------------------------------
+
+def test_b_array_before_the_device_fails_on_rank_1_only():
+    result, text = run_script("02_arrays_before_device_broken.py")
+    ranks, error = only_error(result)
+    assert ranks == [1]
+    assert "array device = 0 while current = 1" in error
+
+
+def test_b_device_first_works():
+    result, _ = run_script("02_arrays_before_device_fixed.py")
+    assert result.returncode == 0 and "device=1" in printed(result, 1)
+
+
+# (c) one rank raises before a collective -----------------------------------------------------
+
+def test_c_plain_mpiexec_hangs_until_killed(tmp_path):
+    for name in ("03_one_rank_raises_broken.py", "settings.json"):
+        shutil.copy(SCRIPTS / name, tmp_path / name)  # a path of its own, to find leftovers
+    script = tmp_path / "03_one_rank_raises_broken.py"
+    proc = subprocess.Popen([MPIEXEC, "-n", "2", sys.executable, str(script)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        proc.wait(timeout=8)
+        hung = False
+    except subprocess.TimeoutExpired:
+        hung = True
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # hydra takes its ranks down on SIGTERM
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    output = proc.stdout.read().decode(errors="replace")
+    proc.stdout.close()
+    assert hung, f"expected a hang, but mpiexec ended with {proc.returncode}:\n{output}"
+    assert "TypeError: 'NoneType' object is not subscriptable" in output
+    time.sleep(0.5)
+    left = [p for p in psutil.process_iter(["cmdline"]) if str(script) in
+            " ".join(p.info["cmdline"] or [])]
+    assert left == []
+
+
+def test_c_python_m_mpi4py_aborts_at_once():
+    start = time.monotonic()
+    done = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "mpi4py",
+                           str(SCRIPTS / "03_one_rank_raises_broken.py")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0 and time.monotonic() - start < 30
+    assert "TypeError: 'NoneType' object is not subscriptable" in done.stdout + done.stderr
+    assert "MPI_Abort" in done.stdout + done.stderr
+
+
+def test_c_dlhack_run_aborts_and_names_rank_1():
+    result, text = run_script("03_one_rank_raises_broken.py")
+    assert only_error(result)[0] == [1] and result.aborted == [1]
+    assert "on rank 1 only (1 of 2): TypeError" in text
+
+
+def test_c_broadcast_fixes_it():
+    result, _ = run_script("03_one_rank_raises_fixed.py")
+    assert result.returncode == 0 and "global batch: 128 sentences" in printed(result)
+
+
+# (d) an empty shard at 4 ranks ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def one_process_dev_loss():
+    result, _ = run_script("04_empty_shard_fixed.py", single=True)
+    return number_after(printed(result), "dev loss")
+
+
+def test_d_empty_shard_fails_on_rank_3_only_at_4_ranks():
+    result, text = run_script("04_empty_shard_broken.py", n=4)
+    ranks, error = only_error(result)
+    assert ranks == [3] and "max() arg is an empty sequence" in error
+    assert "on rank 3 only (1 of 4)" in text
+
+
+def test_d_weighted_mean_equals_one_process_at_4_ranks(one_process_dev_loss):
+    result, _ = run_script("04_empty_shard_fixed.py", n=4)
+    assert number_after(printed(result), "dev loss") == pytest.approx(one_process_dev_loss,
+                                                                      abs=1e-3)
+
+
+@pytest.mark.slow
+def test_d_unweighted_mean_is_wrong_at_2_ranks(one_process_dev_loss):
+    result, _ = run_script("04_empty_shard_broken.py", n=2)
+    assert result.returncode == 0
+    assert abs(number_after(printed(result), "dev loss") - one_process_dev_loss) > 0.5
+
+
+# (e) BLEU averaged over ranks -----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def one_process_bleu():
+    result, _ = run_script("05_bleu_mean_fixed.py", single=True)
+    return number_after(printed(result), "BLEU")
+
+
+def test_e_mean_of_rank_bleu_differs_from_corpus_bleu(one_process_bleu):
+    result, _ = run_script("05_bleu_mean_broken.py")
+    assert abs(number_after(printed(result), "BLEU") - one_process_bleu) > 1.0
+
+
+def test_e_gather_corpus_bleu_equals_one_process(one_process_bleu):
+    result, _ = run_script("05_bleu_mean_fixed.py")
+    assert number_after(printed(result), "BLEU") == one_process_bleu
+
+
+# (f) slower in parallel -----------------------------------------------------------------------
+
+def evaluation(name):
+    result, _ = run_script(name)
+    text = printed(result)
+    counts = text.split("per rank: ", 1)[1].splitlines()[0]
+    return number_after(text, "BLEU"), counts, number_after(text, "evaluation took")
+
+
+@pytest.fixture(scope="module")
+def evaluations():
+    return {v: evaluation(f"08_eval_every_rank_{v}.py") for v in ("broken", "fixed")}
+
+
+def test_f_evaluation_on_every_rank_repeats_the_work(evaluations):
+    (bleu_broken, counts_broken, _), (bleu_fixed, counts_fixed, _) = evaluations.values()
+    assert counts_broken == "[96, 96]" and counts_fixed == "[48, 48]"
+    assert bleu_broken == bleu_fixed  # the same score, computed twice as fast
+
+
+@pytest.mark.slow
+def test_f_evaluation_on_shards_is_faster(evaluations):
+    assert evaluations["fixed"][2] < 0.8 * evaluations["broken"][2]
+
+
+def profiled(name, n=2, single=False):
+    """(sentences/s, verdict) printed by a script that uses profiled.py."""
+    result, _ = run_script(name, n=n, single=single, timeout=180)
+    text = printed(result)
+    return float(text.split(" sentences/s")[0].split()[-1]), text.split("verdict: ", 1)[1]
+
+
+@pytest.mark.slow
+def test_f_oversubscribed_threads(monkeypatch):
+    for name in THREAD_VARS:
+        monkeypatch.delenv(name, raising=False)  # as in a shell where nobody set them
+    broken_speed, broken_verdict = profiled("06_threads_broken.py")
+    fixed_speed, fixed_verdict = profiled("06_threads_fixed.py")
+    assert "Threads are oversubscribed" in broken_verdict
+    assert "oversubscribed" not in fixed_verdict
+    assert fixed_speed > 1.3 * broken_speed
+
+
+@pytest.mark.slow
+def test_f_tiny_batch_per_rank():
+    single_speed, _ = profiled("07_tiny_batch_broken.py", single=True)  # batch 4, one process
+    broken_speed, _ = profiled("07_tiny_batch_broken.py")  # batch 2 on each of 2 ranks
+    fixed_speed, _ = profiled("07_tiny_batch_fixed.py")  # batch 32 on each of 2 ranks
+    assert broken_speed < 1.1 * single_speed  # two ranks: no faster than one
+    assert fixed_speed > 3 * broken_speed
+
+
+@pytest.mark.slow
+def test_f_every_rank_training_on_the_whole_corpus():
+    def epoch(name, **kwargs):
+        result, _ = run_script(name, timeout=180, **kwargs)
+        text = printed(result)
+        return (int(number_after(text, "one epoch:")),
+                number_after(text, "sentences per rank,"))
+
+    single_steps, _ = epoch("09_whole_corpus_broken.py", single=True)
+    broken_steps, broken_s = epoch("09_whole_corpus_broken.py")
+    fixed_steps, fixed_s = epoch("09_whole_corpus_fixed.py")
+    assert broken_steps == single_steps == 20 and fixed_steps == 10
+    assert fixed_s < 0.8 * broken_s
