@@ -86,7 +86,7 @@ def test_a_intra_rank_restarts_on_each_node(tmp_path):
 # (b) arrays made before the device is set ----------------------------------------------------
 
 def test_b_array_before_the_device_fails_on_rank_1_only():
-    result, text = run_script("02_arrays_before_device_broken.py")
+    result, _ = run_script("02_arrays_before_device_broken.py")
     ranks, error = only_error(result)
     assert ranks == [1]
     assert "array device = 0 while current = 1" in error
@@ -231,11 +231,12 @@ def profiled(name, n=2, single=False):
 def test_f_oversubscribed_threads(monkeypatch):
     for name in THREAD_VARS:
         monkeypatch.delenv(name, raising=False)  # as in a shell where nobody set them
-    broken_speed, broken_verdict = profiled("06_threads_broken.py")
-    fixed_speed, fixed_verdict = profiled("06_threads_fixed.py")
-    assert "Threads are oversubscribed" in broken_verdict
+    _, broken_verdict = profiled("06_threads_broken.py")
+    _, fixed_verdict = profiled("06_threads_fixed.py")
+    # How much slower depends on what else runs on the cores (4x on a quiet 2-core machine,
+    # hardly at all when other jobs keep both cores busy), so only the diagnosis is checked.
+    assert "Threads are oversubscribed: 2 ranks x" in broken_verdict
     assert "oversubscribed" not in fixed_verdict
-    assert fixed_speed > 1.3 * broken_speed
 
 
 @pytest.mark.slow

@@ -103,15 +103,16 @@ def test_adam_steps_keep_the_halves_equal_to_the_whole(mpi_comm):
 
 @pytest.mark.mpi(ranks=[2], timeout=60)
 def test_what_crosses_the_wire_and_translations(mpi_comm):
-    """Forward: hy, cy (n_layers, B, H) and enc (B, S, H) in float32; backward: the same.
-    The greedy translations of the decoder rank are those of the whole model."""
-    _, split = models(mpi_comm)
+    """Forward: hy, cy (n_layers, B, H) and, with attention, enc (B, S, H), in float32;
+    backward: the same. The greedy translations of the decoder rank are those of the whole model."""
     xs, ys = batch(n=5)
-    loss_and_grads(split, xs, ys)
     B, S = len(xs), max(len(x) for x in xs)
-    activations = 4 * (2 * LAYERS * B * UNITS + B * S * UNITS)
-    sent = mpi_comm.allgather((split.traffic.forward_bytes, split.traffic.backward_bytes))
-    assert sent == [(activations, 0), (0, activations)]
+    for attention, activations in ((True, 4 * (2 * LAYERS * B * UNITS + B * S * UNITS)),
+                                   (False, 4 * 2 * LAYERS * B * UNITS)):
+        _, split = models(mpi_comm, attention)
+        loss_and_grads(split, xs, ys)
+        sent = mpi_comm.allgather((split.traffic.forward_bytes, split.traffic.backward_bytes))
+        assert sent == [(activations, 0), (0, activations)], f"attention={attention}"
     whole = Seq2seq(N_SRC, N_TGT, UNITS, LAYERS)
     assert gradient_bytes(whole) == 4 * sum(p.size for p in whole.params())
     check_translations(mpi_comm)

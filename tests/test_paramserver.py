@@ -121,13 +121,14 @@ def test_async_server_applies_each_gradient_once_with_true_staleness(mpi_comm):
 
 @pytest.mark.mpi(ranks=[3], timeout=60)
 def test_cli_straggler_run_writes_json(mpi_comm, mpi_tmp_path):
-    """The documented command: a straggler makes its own async gradients stale, not sync's."""
+    """The documented command, with a time budget: the straggler's async gradients go stale."""
     from mpi4py import MPI
 
     if mpi_comm.size != MPI.COMM_WORLD.size:
         pytest.skip("needs COMM_WORLD")
     path = mpi_tmp_path / "ps.json"
-    ps.main(["-n", "8", "--straggler", "1", "--delay", "0.02", "--json", str(path)])
+    ps.main(["--steps", "10000", "--seconds", "0.4", "--straggler", "1", "--delay", "0.02",
+             "--json", str(path)])
     mpi_comm.Barrier()
     if mpi_comm.rank != 0:
         return
@@ -135,10 +136,13 @@ def test_cli_straggler_run_writes_json(mpi_comm, mpi_tmp_path):
     assert sorted(results) == ["allreduce", "async", "sync"]
     for mode in ("sync", "async"):
         r = results[mode]
-        assert r["applied"] == r["pushed"] == 2 * 8 == len(r["staleness"])
+        assert r["applied"] == r["pushed"] == len(r["staleness"]) > 0
         assert min(r["staleness"]) >= 0
-    assert set(results["sync"]["staleness"]) == {0}
-    slow = [s for s, src in zip(results["async"]["staleness"], results["async"]["sources"])
-            if src == 1]
+    sync, asyn = results["sync"], results["async"]
+    assert set(sync["staleness"]) == {0}
+    assert sync["updates"] <= 0.4 / 0.02 + 2, "sync rounds must wait for the straggler"
+    slow = [s for s, src in zip(asyn["staleness"], asyn["sources"]) if src == 1]
+    fast = [s for s, src in zip(asyn["staleness"], asyn["sources"]) if src == 2]
+    assert len(fast) > len(slow), "the fast worker should push more gradients than the straggler"
     assert max(slow) >= 1, "the straggler's gradients should arrive after others' updates"
-    assert results["async"]["updates"] == 16 and results["sync"]["updates"] == 8
+    assert results["allreduce"]["updates"] <= 0.4 / 0.02 + 2

@@ -8,10 +8,10 @@ every rank holds the whole model and the ranks exchange *gradients*, once per st
 rank holds half of the model, and what crosses the wire are *activations*:
 
 - forward: rank 0 embeds and encodes the source batch, then sends the encoder's final states
-  ``hy, cy`` (n_layers, B, H) and its outputs ``enc`` (B, S, H), which the decoder's attention
-  reads, to rank 1. Rank 1 decodes and computes the loss.
+  ``hy, cy`` (n_layers, B, H) and, with attention, its outputs ``enc`` (B, S, H), which the
+  decoder's attention reads, to rank 1. Rank 1 decodes and computes the loss.
 - backward: rank 1 back-propagates down to what it received and sends back the gradients of
-  ``hy, cy, enc``, the same shapes; rank 0 carries them on through the encoder.
+  ``hy, cy`` (and ``enc``), the same shapes; rank 0 carries them on through the encoder.
 
 The two messages are on the critical path: rank 1 cannot start before rank 0 has encoded, and
 rank 0 cannot start its backward before rank 1 has finished its own (the pipeline bubble: one
@@ -203,14 +203,20 @@ class ModelParallelSeq2seq(Seq2seq):
         """
         if self.stage == "encoder":
             return super().encode(xs)
-        hy, cy, enc = recv(self.comm, self.encoder_rank, self.traffic, device=self.device)
-        return hy, cy, enc, pad(xs, self.xp) != PAD
+        received = recv(self.comm, self.encoder_rank, self.traffic, device=self.device)
+        enc = received[2] if self.attention else None  # without attention, enc is not sent
+        return received[0], received[1], enc, pad(xs, self.xp) != PAD
+
+    def _send_encoding(self, xs):
+        # hy, cy: (n_layers, B, H); enc: (B, S, H), read by attention only
+        hy, cy, enc, _ = super().encode(xs)
+        states = (hy, cy, enc) if self.attention else (hy, cy)
+        return send(states, self.comm, self.decoder_rank, self.traffic)
 
     def forward(self, xs, ys):
         """Encoder rank: encode and send, return the delegate. Decoder rank: the loss."""
         if self.stage == "encoder":
-            hy, cy, enc, _ = super().encode(xs)  # (n_layers, B, H), (n_layers, B, H), (B, S, H)
-            return send((hy, cy, enc), self.comm, self.decoder_rank, self.traffic)
+            return self._send_encoding(xs)
         if self.stage == "decoder":
             return super().forward(xs, ys)  # its self.encode(xs) receives from the encoder rank
         raise RuntimeError(f"rank {_mpi(self.comm).rank} holds no part of this model")
@@ -219,8 +225,7 @@ class ModelParallelSeq2seq(Seq2seq):
         """Greedy translation: the decoder rank returns the id arrays, the encoder rank None."""
         if self.stage == "encoder":
             with chainer.no_backprop_mode(), chainer.using_config("train", False):
-                hy, cy, enc, _ = super().encode(xs)
-                send((hy, cy, enc), self.comm, self.decoder_rank, self.traffic)
+                self._send_encoding(xs)
             return None
         return super().translate(xs, max_length)
 

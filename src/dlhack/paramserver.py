@@ -1,7 +1,7 @@
 """A parameter server over MPI messages: synchronous, asynchronous, and allreduce beside them.
 
     mpiexec -n 3 python -m dlhack.paramserver --modes sync async allreduce --json ps.json
-    mpiexec -n 3 python -m dlhack.paramserver --straggler 1 --delay 0.01   # rank 1 is slow
+    mpiexec -n 3 python -m dlhack.paramserver --straggler 1 --delay 0.02 --seconds 2 --steps 10000
 
 Parameter server (パラメータサーバ): rank 0 holds the parameters, a flat float32 vector; ranks
 1..size-1 are workers. A worker computes a gradient on a minibatch of its shard, pushes it to the
@@ -85,7 +85,7 @@ def make_grad_fn(problem, worker, n_workers, batchsize, seed=0):
     return grad_fn
 
 
-def worker_loop(comm, params, grad_fn, n_steps, delay=0.0, server=SERVER):
+def worker_loop(comm, params, grad_fn, n_steps, delay=0.0, deadline=None, server=SERVER):
     """A worker: ``n_steps`` times push a gradient and pull parameters, then say done.
 
     Args:
@@ -94,18 +94,21 @@ def worker_loop(comm, params, grad_fn, n_steps, delay=0.0, server=SERVER):
         grad_fn: ``grad_fn(params, step) -> float32 gradient`` like ``params``.
         n_steps: gradients to push.
         delay: seconds to sleep per step, to make this worker a straggler (遅いワーカー).
+        deadline: a ``time.perf_counter()`` time after which to stop early (None: never).
         server: the server's rank.
 
     Returns:
         The number of gradients pushed.
     """
-    for step in range(n_steps):
+    step = 0
+    while step < n_steps and (deadline is None or time.perf_counter() < deadline):
         if delay:
             time.sleep(delay)
         comm.Send(grad_fn(params, step), dest=server, tag=GRAD)
         comm.Recv(params, source=server, tag=PARAMS)
+        step += 1
     comm.Send(np.empty(0, np.float32), dest=server, tag=DONE)
-    return n_steps
+    return step
 
 
 def sync_server(comm, params, n_workers, lr, on_update=None):
@@ -176,15 +179,22 @@ def async_server(comm, params, n_workers, lr, on_update=None):
     return staleness, sources
 
 
-def allreduce_train(comm, params, grad_fn, n_steps, lr, on_update=None):
-    """Peer to peer: every rank is a worker; average gradients with Allreduce, update locally."""
+def allreduce_train(comm, params, grad_fn, n_steps, lr, on_update=None, deadline=None):
+    """Peer to peer: every rank is a worker; average gradients with Allreduce, update locally.
+
+    Returns:
+        The number of steps made (fewer than ``n_steps`` when rank 0 passed ``deadline``).
+    """
     for step in range(n_steps):
+        # With a deadline, all ranks must stop at the same step: rank 0's clock decides.
+        if deadline is not None and comm.bcast(time.perf_counter() >= deadline, root=0):
+            return step
         grad = grad_fn(params, step)
         comm.Allreduce(MPI.IN_PLACE, grad, op=MPI.SUM)
         params -= lr * (grad / comm.size)
         if on_update:
             on_update(params)
-    return params
+    return n_steps
 
 
 def serial_reference(problem, n_workers, n_steps, batchsize, lr, seed=0):
@@ -199,8 +209,8 @@ def serial_reference(problem, n_workers, n_steps, batchsize, lr, seed=0):
     return params
 
 
-def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.5, seed=0, straggler=None,
-          delay=0.0, n_samples=2048, n_features=16):
+def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.1, seed=0, straggler=None,
+          delay=0.0, seconds=None, n_samples=2048, n_features=16):
     """Train logistic regression in ``mode`` ("sync", "async" or "allreduce") on ``comm``.
 
     Args:
@@ -208,6 +218,7 @@ def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.5, seed=0, straggle
         n_steps: gradients each worker computes.
         batchsize: examples per gradient (the global batch of a sync round is n_workers x this).
         straggler: the rank made slow on purpose (None: nobody), sleeping ``delay`` s per step.
+        seconds: a time budget: each worker stops after it, even before ``n_steps``.
 
     Returns:
         On rank 0 a dict: ``updates`` (server updates), ``applied``/``pushed`` (gradient
@@ -225,6 +236,7 @@ def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.5, seed=0, straggle
     curve = {"update": [], "time": [], "loss": []}
     comm.Barrier()
     start = time.perf_counter()
+    deadline = None if seconds is None else start + seconds
 
     def record(p):  # called on rank 0 after each update
         curve["update"].append(len(curve["update"]) + 1)
@@ -240,11 +252,11 @@ def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.5, seed=0, straggle
         grad_fn = make_grad_fn(problem, worker, n_workers, batchsize, seed)
         wait = delay if rank == straggler else 0.0
         if ps:
-            steps = worker_loop(comm, params, grad_fn, n_steps, delay=wait)
+            steps = worker_loop(comm, params, grad_fn, n_steps, delay=wait, deadline=deadline)
         else:
             slow = (lambda p, s: time.sleep(wait) or grad_fn(p, s)) if wait else grad_fn
-            steps = n_steps
-            allreduce_train(comm, params, slow, n_steps, lr, on_update=record if rank == 0 else None)
+            steps = allreduce_train(comm, params, slow, n_steps, lr, deadline=deadline,
+                                    on_update=record if rank == 0 else None)
     seconds = time.perf_counter() - start
     counts = comm.gather((steps, seconds), root=0)
     if rank != 0:
@@ -252,7 +264,7 @@ def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.5, seed=0, straggle
     return {
         "mode": mode, "n_workers": n_workers, "n_steps": n_steps, "batchsize": batchsize,
         "lr": lr, "straggler": straggler, "delay": delay,
-        "updates": len(curve["update"]), "applied": len(staleness) if ps else n_steps * size,
+        "updates": len(curve["update"]), "applied": len(staleness) if ps else steps * size,
         "pushed": sum(s for s, _ in counts), "curve": curve, "staleness": staleness,
         "sources": sources, "staleness_hist": np.bincount(staleness).tolist() if staleness else [],
         "worker_seconds": {r: t for r, (s, t) in enumerate(counts) if s},
@@ -292,15 +304,18 @@ def main(argv=None):
                    choices=["sync", "async", "allreduce"], help="modes to run, in turn")
     p.add_argument("-n", "--steps", type=int, default=200, help="gradients per worker")
     p.add_argument("-b", "--batchsize", type=int, default=32, help="examples per gradient")
-    p.add_argument("--lr", type=float, default=0.5, help="learning rate (plain SGD)")
+    p.add_argument("--lr", type=float, default=0.1, help="learning rate (plain SGD)")
     p.add_argument("-s", "--seed", type=int, default=0)
     p.add_argument("--straggler", type=int, default=None, help="rank to slow down on purpose")
-    p.add_argument("--delay", type=float, default=0.01, help="the straggler's sleep per step (s)")
+    p.add_argument("--delay", type=float, default=0.02, help="the straggler's sleep per step (s)")
+    p.add_argument("-t", "--seconds", type=float, default=None,
+                   help="time budget per mode: workers stop after it (then --steps is a maximum)")
     p.add_argument("-j", "--json", help="write every mode's result here (rank 0)")
     args = p.parse_args(argv)
     comm = MPI.COMM_WORLD
     results = compare(comm, args.modes, n_steps=args.steps, batchsize=args.batchsize,
-                      lr=args.lr, seed=args.seed, straggler=args.straggler, delay=args.delay)
+                      lr=args.lr, seed=args.seed, straggler=args.straggler, delay=args.delay,
+                      seconds=args.seconds)
     if comm.rank == 0:  # only rank 0 prints and writes
         for mode, r in results.items():
             hist = " ".join(f"{s}:{c}" for s, c in enumerate(r["staleness_hist"]) if c)

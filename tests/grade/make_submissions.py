@@ -114,7 +114,8 @@ import tempfile
 _places = {os.getcwd(), os.path.dirname(os.getcwd())}
 for _entry in open("/proc/self/environ", "rb").read().split(b"\\0"):
     _value = _entry.partition(b"=")[2].decode(errors="ignore")
-    if os.path.isdir(_value) and _value.startswith(tempfile.gettempdir()) and _value != tempfile.gettempdir():
+    _tmp = tempfile.gettempdir()
+    if os.path.isdir(_value) and _value.startswith(_tmp) and _value != _tmp:
         _places.add(_value)
 for _place in _places:
     for _rank in range(8):
@@ -153,6 +154,11 @@ def replace_body(nb, grade_id, body):
     cell["source"] = head + body.strip("\n") + "\n" + tail.lstrip("\n")
 
 
+def substitute(nb, grade_id, old, new):
+    cell = answer_cell(nb, grade_id)
+    cell["source"] = source(cell).replace(old, new)
+
+
 def prepend(nb, grade_id, code):
     cell = answer_cell(nb, grade_id)
     cell["source"] = code.strip("\n") + "\n\n" + source(cell)
@@ -175,15 +181,13 @@ def planted():
     variant("infinite_loop", (replace_body, "average_gradients", INFINITE_LOOP))
     variant("abort", (replace_body, "allreduce_ring", ABORT))
     variant("memory_hog", (replace_body, "allreduce_naive", MEMORY_HOG))
-    variant("overwrite_tests", (prepend, "allreduce_naive", OVERWRITE_TESTS),
-            *[(replace_body, g, STUB) for g in ("allreduce_naive", "allreduce_ring", "average_gradients")])
-    variant("forge_result", (prepend, "allreduce_naive", FORGE_RESULT),
-            *[(replace_body, g, STUB) for g in ("allreduce_naive", "allreduce_ring", "average_gradients")])
-    variant("renamed", (lambda nb: answer_cell(nb, "allreduce_ring").update(
-        source=source(answer_cell(nb, "allreduce_ring")).replace("def allreduce_ring(", "def ring_allreduce(")),))
-    variant("syntax_error", (lambda nb: answer_cell(nb, "allreduce_ring").update(
-        source=source(answer_cell(nb, "allreduce_ring")).replace("for step in range(size - 1):  # allgather",
-                                                                 "for step in range(size - 1)  # allgather")),))
+    answers = ("allreduce_naive", "allreduce_ring", "average_gradients")
+    stubs = [(replace_body, name, STUB) for name in answers]
+    variant("overwrite_tests", (prepend, "allreduce_naive", OVERWRITE_TESTS), *stubs)
+    variant("forge_result", (prepend, "allreduce_naive", FORGE_RESULT), *stubs)
+    variant("renamed", (substitute, "allreduce_ring", "def allreduce_ring(", "def ring_allreduce("))
+    variant("syntax_error", (substitute, "allreduce_ring", "range(size - 1):  # allgather",
+                             "range(size - 1)  # allgather"))
     variant("missing_import", (prepend, "allreduce_naive", "import torch  # not installed"))
     text = json.dumps(load_solution(), indent=1)
     made["not_json"] = text[: len(text) // 2]  # a notebook cut off halfway through saving
@@ -193,7 +197,9 @@ def planted():
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     for name, nb in planted().items():
-        text = nb if isinstance(nb, str) else json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        if not isinstance(nb, str):
+            nb = json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        text = nb
         (OUT / f"{name}.ipynb").write_text(text, encoding="utf-8")
         print(f"wrote {OUT / name}.ipynb")
 

@@ -15,8 +15,10 @@ import pytest
 if not os.environ.get("DLHACK_GRADING"):
     collect_ignore_glob = ["*"]
 
-# The grader stops a submission early when a message starts with this (see grade/rank.py).
+# The grader stops early on messages that start with these (see grade/rank.py): answers that
+# do not import stop the submission, a missing answer function stops its exercise.
 IMPORT_FAILURE = "Your answer cells could not run"
+MISSING_ANSWER = "Your notebook defines no"
 
 
 def pytest_configure(config):
@@ -34,7 +36,7 @@ class Answers:
         try:
             return getattr(self._module, name)
         except AttributeError:
-            pytest.fail(f"your notebook defines no `{name}`: keep the name and signature of the "
+            pytest.fail(f"{MISSING_ANSWER} `{name}`: keep the name and signature of the "
                         f"stub (was it renamed, or left out for a syntax error?)", pytrace=False)
 
 
@@ -49,7 +51,7 @@ def submission():
     sys.modules["submission"] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - any failure of learner code is reported
         if isinstance(err, ModuleNotFoundError):
             why = (f"they import `{err.name}`, which is not installed here (the labs need only "
                    f"numpy, mpi4py and the standard library)")

@@ -9,12 +9,14 @@ Modules, in the order a grading goes through them:
 - ``plan``      where tests/labs lives; each test's rank counts, points and timeout
 - ``notebook``  the learner's answer cells (from a file or a live kernel) as one module
 - ``harness``   every (test, rank count) run, in parallel; points added up
-- ``runner``    one run under mpiexec with limits, a timeout, stack dumps and a kill sweep
+- ``runner``    one run under mpiexec with limits and a timeout; the threat model
 - ``rank.py``   the script each rank runs (standalone: it never imports dlhack)
+- ``procs``     the run's processes: stack dumps, then the kill sweep
+- ``verdict``   what the ranks left behind, as an outcome and a message
 - ``report``    feedback text, JSON and JUnit XML
 - ``checkcell`` ``check`` and ``export``, for lab notebooks
 
-How to add a lab: tests/labs/README.md. The threat model: runner.py's docstring.
+How to add a lab: tests/labs/README.md.
 """
 from dlhack.grade.checkcell import check, export
 from dlhack.grade.harness import grade, grade_notebook

@@ -43,7 +43,8 @@ def check(lab, exercise=None, namespace=None, *, timeout=None):
             wanted = [exercise] if exercise else plan.exercises
             unknown = [name for name in wanted if name not in plan.exercises]
             if unknown:
-                print(f"{lab} has no exercise {unknown[0]!r}; its exercises: {', '.join(plan.exercises)}")
+                print(f"{lab} has no exercise {unknown[0]!r}; "
+                      f"its exercises: {', '.join(plan.exercises)}")
                 return 0.0
             submission, missing = notebook.from_namespace(plan.exercises, namespace)
             if all(name in missing for name in wanted):
@@ -54,7 +55,7 @@ def check(lab, exercise=None, namespace=None, *, timeout=None):
         except LabError as err:
             print(f"dlhack.grade.check cannot check {lab}: {err}")
             return 0.0
-        except Exception as err:  # a bug in the grader must not cost the learner the notebook
+        except Exception as err:  # noqa: BLE001 - a grader bug must not break the learner's notebook
             print(f"dlhack.grade.check failed ({type(err).__name__}: {err}); please tell your "
                   f"instructor.\n{traceback.format_exc(limit=5)}")
             return 0.0

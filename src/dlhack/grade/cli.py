@@ -40,7 +40,8 @@ def main(argv=None):
     parser.add_argument("-l", "--lab", help="the lab (default: from metadata or file name)")
     parser.add_argument("-e", "--exercise", action="append", dest="exercises", metavar="NAME",
                         help="grade only this exercise (repeatable)")
-    parser.add_argument("-j", "--json", type=Path, metavar="FILE", help="write the result(s) as JSON")
+    parser.add_argument("-j", "--json", type=Path, metavar="FILE",
+                        help="write the result(s) as JSON")
     parser.add_argument("-x", "--junit", type=Path, metavar="FILE", help="write JUnit XML")
     parser.add_argument("-t", "--timeout", type=float, metavar="S",
                         help="seconds per test run (default: each test's own)")
@@ -61,8 +62,8 @@ def main(argv=None):
                   file=sys.stderr)
             return 2
         slots = Slots(args.slots)
-        options = dict(lab=args.lab, exercises=args.exercises, timeout=args.timeout,
-                       memory_mb=args.memory, slots=slots)
+        options = {"lab": args.lab, "exercises": args.exercises, "timeout": args.timeout,
+                   "memory_mb": args.memory, "slots": slots}
         # Submissions side by side, up to the core count; their runs share one pool of rank slots.
         with ThreadPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1)) as pool:
             results = list(pool.map(lambda p: grade_notebook(p, **options), paths))
@@ -73,8 +74,8 @@ def main(argv=None):
         text = report.feedback(result)
         print(text.splitlines()[0] if args.quiet else text)
     if args.json:
-        report.write_json(args.json, results[0] if len(results) == 1 and not Path(args.paths[0]).is_dir()
-                          else {"submissions": results})
+        one = len(results) == 1 and not Path(args.paths[0]).is_dir()
+        report.write_json(args.json, results[0] if one else {"submissions": results})
     if args.junit:
         report.write_junit(args.junit, results)
     return 0

@@ -8,7 +8,8 @@ A test earns its points only when it passes at every rank count it declares. Run
 together. Some outcomes stop the runs that have not started yet, because their outcome is known
 and waiting for them would only cost time:
 
-- a stub (NotImplementedError): the rest of that exercise is "not done";
+- a stub (NotImplementedError), or no answer function at all: the rest of that exercise is not
+  run;
 - a run that timed out, or left ranks waiting inside the learner's code: the rest of that
   exercise is not run (each would hang too, and cost a timeout or a grace period);
 - answer cells that cannot be imported, or tampering: nothing more of the submission is run.
@@ -72,8 +73,8 @@ def grade_notebook(path, lab=None, **options):
         return _verdict(base, "invalid", str(err), start)
     base["lab"] = lab = lab or notebook.lab_of(path, nb, labs)
     if lab is None:
-        return _verdict(base, "invalid", f"cannot tell which lab {Path(path).name} is for: keep the "
-                        f"lab's file name (e.g. 02_collectives*.ipynb) or pass --lab", start)
+        return _verdict(base, "invalid", f"cannot tell which lab {Path(path).name} is for: keep "
+                        f"the lab's file name (e.g. 02_collectives*.ipynb) or pass --lab", start)
     result = grade(load_plan(lab, options.pop("root", None)), submission, **options)
     result["submission"] = str(path)
     return result
@@ -123,8 +124,8 @@ def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slo
                 stops[None] = "not run: the submission tampered with the grader's files"
             elif run.get("import_failed"):
                 stops[None] = "not run: " + run["message"]
-            elif run["outcome"] == "not_done":
-                stops.setdefault(test.exercise, run["message"])
+            elif run["outcome"] == "not_done" or run.get("missing_answer"):
+                stops.setdefault(test.exercise, "not run: " + run["message"])
             elif run.get("timed_out") or run.get("stuck"):
                 stops.setdefault(test.exercise, f"not run: this exercise already hung at {ranks} "
                                                 f"rank{'s' if ranks > 1 else ''}")

@@ -119,7 +119,8 @@ def answer_cells(nb):
             continue
         meta = (cell.get("metadata") or {}).get("nbgrader") or {}
         if cell.get("cell_type") == "code" and meta.get("solution"):
-            label = f"answer cell '{meta['grade_id']}'" if meta.get("grade_id") else f"cell {index + 1}"
+            grade_id = meta.get("grade_id")
+            label = f"answer cell '{grade_id}'" if grade_id else f"cell {index + 1}"
             cells.append(Cell(label=label, source=_text(cell.get("source"))))
     return cells
 

@@ -24,7 +24,8 @@ ENV_ROOT = "DLHACK_ROOT"
 DEFAULT_TIMEOUT = 30.0
 RANK_SCRIPT = Path(__file__).with_name("rank.py")
 # The copied test tree gets its own ini file: pytest must not climb into a project's pyproject.
-PYTEST_INI = b"[pytest]\naddopts =\nmarkers =\n    points: what the test is worth\n    mpi: rank counts and timeout\n"
+PYTEST_INI = (b"[pytest]\naddopts =\nmarkers =\n    points: what the test is worth\n"
+              b"    mpi: rank counts and timeout\n")
 
 
 class LabError(Exception):
@@ -104,7 +105,8 @@ def lab_files(lab, root=None):
     """What a run of ``lab`` needs: tests/labs/*.py (the adapter) and the lab's own folder."""
     base = tests_root(root)
     if not (base / lab).is_dir():
-        raise LabError(f"no graded tests for lab {lab!r} in {base} (labs: {', '.join(lab_names(root))})")
+        raise LabError(f"no graded tests for lab {lab!r} in {base} "
+                       f"(labs: {', '.join(lab_names(root))})")
     files = {"pytest.ini": PYTEST_INI}
     files.update({p.name: p.read_bytes() for p in sorted(base.glob("*.py"))})
     for path in sorted((base / lab).rglob("*")):
@@ -135,9 +137,11 @@ def _collect(lab, files):
         write_files(files, tmp)
         out = Path(tmp) / "plan.json"
         proc = subprocess.run([sys.executable, str(RANK_SCRIPT), "collect", tmp, lab, str(out)],
-                              cwd=tmp, env=child_env(), capture_output=True, text=True, timeout=120)
+                              cwd=tmp, env=child_env(), capture_output=True, text=True, timeout=120,
+                              check=False)
         if not out.exists():
-            raise LabError(f"could not list the tests of {lab}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
+            raise LabError(f"could not list the tests of {lab}:\n"
+                           f"{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
         listing = json.loads(out.read_text())
     if listing["errors"]:
         raise LabError(f"the graded tests of {lab} do not import:\n" + "\n".join(listing["errors"]))

@@ -26,9 +26,11 @@ import time
 import traceback
 from pathlib import Path
 
-# What the adapter in tests/labs/conftest.py says when the answer cells cannot even be imported;
-# the grader stops a submission early on it. Keep the two in step.
+# How the adapter in tests/labs/conftest.py starts its two messages that stop grading early:
+# answer cells that do not import (nothing else can pass), and a missing answer function (nothing
+# else in its exercise can pass). Keep the two files in step.
 IMPORT_FAILURE = "Your answer cells could not run"
+MISSING_ANSWER = "Your notebook defines no"
 
 
 def sign(key, record):
@@ -43,7 +45,7 @@ def _message(exc):
     if text is None:
         text = str(exc)
     if isinstance(exc, AssertionError):
-        # Rewritten asserts append "\nassert <expr>\n + where ..."; the test's own message comes first.
+        # Rewritten asserts append "\nassert <expr>\n + where ..."; the test's message is first.
         text = text.split("\nassert ")[0]
         if text.startswith("assert "):
             text = "an assertion failed: " + text.splitlines()[0]
@@ -54,7 +56,9 @@ def _type_name(cls):
     """``ValueError`` for built-in exceptions, ``mpi4py.MPI.Exception`` for the others."""
     if issubclass(cls, MemoryError):
         return "MemoryError"  # numpy raises a private subclass
-    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 class Recorder:
@@ -158,8 +162,8 @@ def run(root, nodeid):
     key_file.unlink()
     (private / f"pid.{rank}").write_text(str(os.getpid()))
     # Kept open for the life of the process: faulthandler writes to the raw file descriptors.
-    crash = open(private / f"crash.{rank}", "w")
-    stacks = open(private / f"stack.{rank}", "w")
+    crash = open(private / f"crash.{rank}", "w")  # noqa: SIM115
+    stacks = open(private / f"stack.{rank}", "w")  # noqa: SIM115
     faulthandler.enable(crash, all_threads=True)
     faulthandler.register(signal.SIGUSR1, stacks, all_threads=True)
 

@@ -46,7 +46,8 @@ def feedback(result, exercises=None):
         for test in ex["tests"]:
             mark = MARKS.get(test["outcome"], "FAIL")
             ranks = " ".join(str(r["ranks"]) for r in test["runs"])
-            lines.append(f"    [{mark}] {test['name']} ({_points(test['points'])} pt, ranks {ranks})")
+            worth = f"{_points(test['points'])} pt, ranks {ranks}"
+            lines.append(f"    [{mark}] {test['name']} ({worth})")
             if test["message"] and test["outcome"] != "not_run":
                 lines.append(_wrap(test["message"], "           "))
     return "\n".join(lines)
@@ -75,29 +76,32 @@ def junit(results):
     """JUnit XML for instructors' tools: a testsuite per submission, a testcase per test run."""
     root = ET.Element("testsuites", name="dlhack grade")
     for result in results:
-        suite = ET.SubElement(root, "testsuite", name=f"{result.get('lab')}:{result.get('submission')}")
+        name = f"{result.get('lab')}:{result.get('submission')}"
+        suite = ET.SubElement(root, "testsuite", name=name)
         props = ET.SubElement(suite, "properties")
         for key in ("status", "score", "max_score"):
             ET.SubElement(props, "property", name=key, value=str(result.get(key)))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         if result["status"] == "invalid":
-            case = ET.SubElement(suite, "testcase", classname=str(result.get("lab")), name="notebook")
+            case = ET.SubElement(suite, "testcase", classname=str(result.get("lab")),
+                                 name="notebook")
             ET.SubElement(case, "error", message=result["message"])
             counts.update(tests=1, errors=1)
         for ex in result["exercises"]:
             for test in ex["tests"]:
                 for run in test["runs"]:
                     counts["tests"] += 1
-                    case = ET.SubElement(suite, "testcase", classname=f"{result['lab']}.{ex['name']}",
-                                         name=f"{test['name']}[{run['ranks']} ranks]",
-                                         time=str(run.get("duration_s", 0)))
+                    case = ET.SubElement(
+                        suite, "testcase", classname=f"{result['lab']}.{ex['name']}",
+                        name=f"{test['name']}[{run['ranks']} ranks]",
+                        time=str(run.get("duration_s", 0)))
                     if run["outcome"] == "not_run":
                         counts["skipped"] += 1
                         ET.SubElement(case, "skipped", message=run["message"] or "")
                     elif run["outcome"] != "passed":
                         counts["failures"] += 1
-                        node = ET.SubElement(case, "failure", message=run["message"] or run["outcome"],
-                                             type=run["outcome"])
+                        node = ET.SubElement(case, "failure", type=run["outcome"],
+                                             message=run["message"] or run["outcome"])
                         node.text = run.get("log", "")
         for key, value in counts.items():
             suite.set(key, str(value))

@@ -17,6 +17,8 @@ Cost in the alpha-beta model (alpha: latency per message, beta: seconds per byte
 The bandwidth term hardly grows with ``p``: each rank sends and receives about ``2n`` bytes
 whatever the number of ranks, which is why NCCL and Horovod use a ring for large messages,
 while the latency term grows linearly (small messages prefer a tree; see ``allreduce_mpi``).
+Cutting each reduce-scatter chunk into ``k`` segments (``SEGMENT_BYTES`` below) turns the
+latency term into ``(p - 1)(k + 1) alpha``: worth it only for large chunks.
 
 Every element is summed on exactly one rank and then copied to the others, so every rank ends
 with the same bits. Chunks travel as raw bytes (``uint8`` views) and are added with numpy, so

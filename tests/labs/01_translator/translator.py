@@ -5,11 +5,9 @@ Every reference comes from ``dlhack.seq2seq.Seq2seq`` itself (``model(xs, ys)`` 
 ``model.translate`` for greedy translation, ``dlhack.bleu.corpus_bleu`` for BLEU), computed in
 the same process on the same weights, so the comparison does not depend on the machine.
 """
-import numpy as np
-
-import dlhack  # noqa: F401  (first: it silences Chainer's import warnings)
 import chainer
 import chainer.functions as F
+import numpy as np
 
 from dlhack.seq2seq import BOS, EOS, PAD, Seq2seq, pad
 
@@ -42,11 +40,11 @@ def as_float(loss):
 
 # --- the loss, and the usual ways it goes wrong -------------------------------------------
 
-def _variant_loss(model, xs, ys, read, predict, target_pad=PAD, reduce="sentence"):
+def _variant_loss(model, xs, ys, read, predict, target_pad=PAD, reduce="sentence", attend=True):
     """A loss computed one decoder step at a time, reading ``read(y)``, predicting ``predict(y)``.
 
-    With read = <s> y, predict = y <eos>, padding -1 and reduce "sentence" this is the loss of
-    ``model(xs, ys)``; the other settings are the mistakes that the hints name.
+    With read = <s> y, predict = y <eos>, padding -1, reduce "sentence" and attention this is
+    the loss of ``model(xs, ys)``; the other settings are the mistakes that the hints name.
     """
     with chainer.no_backprop_mode():
         h, c, enc, mask = model.encode(xs)
@@ -56,7 +54,8 @@ def _variant_loss(model, xs, ys, read, predict, target_pad=PAD, reduce="sentence
         for t in range(ys_in.shape[1]):
             out, h, c = model.decode_step(ys_in[:, t], h, c)
             outs.append(out)
-        logits = model.logits(model.output_features(F.stack(outs, axis=1), enc, mask))
+        dec = F.stack(outs, axis=1)
+        logits = model.logits(model.output_features(dec, enc, mask) if attend else dec)
         tokens = F.softmax_cross_entropy(logits, ys_out.reshape(-1), reduce="no",
                                          ignore_label=PAD).array.reshape(ys_out.shape)
     real = ys_out != PAD
@@ -84,6 +83,11 @@ REDUCE_HINTS = {
     "sentence-mean": "it averages each sentence's tokens first: sum every token's loss, then "
                      "divide by the number of sentences only",
 }
+SWAPPED = "input and target are swapped: the decoder reads <s> y and predicts y <eos>"
+PADDING_COUNTED = ("the padding is counted as <unk> targets: pad the targets with -1 (PAD) and "
+                   "pass ignore_label=-1 to F.softmax_cross_entropy")
+NO_ATTENTION = ("the attention is missing: pass the decoder outputs through "
+                "model.output_features(dec, enc, mask) before model.logits")
 OFF_BY_ONE = ("off by one: the decoder reads <s> y and predicts y <eos> (the target is the "
               "input shifted left by one)")
 
@@ -93,24 +97,24 @@ def loss_hint(model, xs, ys, got, want):
     bos, eos = [BOS], [EOS]
     shifts = [  # (read, predict, hint)
         (lambda y: _cat(bos, y), lambda y: _cat(y, eos), None),
-        (lambda y: _cat(y, eos), lambda y: _cat(bos, y), "input and target are swapped: the "
-         "decoder reads <s> y and predicts y <eos>"),
+        (lambda y: _cat(y, eos), lambda y: _cat(bos, y), SWAPPED),
         (lambda y: _cat(bos, y), lambda y: _cat(bos, y), OFF_BY_ONE),
         (lambda y: _cat(y, eos), lambda y: _cat(y, eos), OFF_BY_ONE),
     ]
-    pads = [(PAD, None), (0, "the padding is counted as <unk> targets: pad the targets with -1 "
-                             "(PAD) and pass ignore_label=-1 to F.softmax_cross_entropy")]
+    pads = [(PAD, None), (0, PADDING_COUNTED)]
+    attends = [(True, None)] + [(False, NO_ATTENTION)] * model.attention
     for read, predict, shift_hint in shifts:
         for target_pad, pad_hint in pads:
-            for reduce, reduce_hint in REDUCE_HINTS.items():
-                hints = [h for h in (shift_hint, pad_hint, reduce_hint) if h]
-                if not hints:
-                    continue  # the right loss
-                value = _variant_loss(model, xs, ys, read, predict, target_pad,
-                                      "tokens" if reduce == "tokens/B" else reduce)
-                value /= len(xs) if reduce == "tokens/B" else 1
-                if np.isclose(got, value, rtol=1e-4, atol=1e-5):
-                    return "; and ".join(hints)
+            for attend, attend_hint in attends:
+                for reduce, reduce_hint in REDUCE_HINTS.items():
+                    hints = [h for h in (shift_hint, pad_hint, attend_hint, reduce_hint) if h]
+                    if not hints:
+                        continue  # the right loss
+                    value = _variant_loss(model, xs, ys, read, predict, target_pad,
+                                          "tokens" if reduce == "tokens/B" else reduce, attend)
+                    value /= len(xs) if reduce == "tokens/B" else 1
+                    if np.isclose(got, value, rtol=1e-4, atol=1e-5):
+                        return "; and ".join(hints)
     return (f"it is {got / want:.3g} times the reference; compare your steps with the recipe "
             f"above the exercise")
 
@@ -159,8 +163,12 @@ def translation_model(max_length, dropout=0.0):
     return model, xs  # (not reached with the library's initialisers; still a fair test)
 
 
-def translation_problem(got, want, max_length):
-    """None when the learner's translations ``got`` equal ``want``; else what differs."""
+def translation_problem(got, want, max_length, advice=True):
+    """None when the learner's translations ``got`` equal ``want``; else what differs.
+
+    With ``advice=False`` a difference in the tokens is only described, without the usual
+    causes (for a caller that knows the cause better).
+    """
     if got is None:
         return "greedy_translate returned None: did it forget to `return` the translations?"
     if not isinstance(got, (list, tuple)):
@@ -189,6 +197,8 @@ def translation_problem(got, want, max_length):
             return (f"{where}. It stops too early: run up to max_length steps and cut each "
                     f"sentence at its own first <eos>")
         first = next((k for k in range(min(len(g), len(w))) if g[k] != w[k]), min(len(g), len(w)))
+        if not advice:
+            return where
         return (f"{where}. They part at position {first}: at each step feed back the argmax of "
                 f"the previous step (starting from <s>), carry h and c from decode_step to the "
                 f"next step, and turn the output into logits through model.output_features "

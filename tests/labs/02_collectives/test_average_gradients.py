@@ -2,7 +2,7 @@
 one allreduce on one flat buffer."""
 import numpy as np
 import pytest
-from collectives import PointToPointComm, rank_data, serial_sum
+from collectives import PointToPointComm, rank_data
 from labtools import compare
 
 SHAPES = [(3, 4), (5,), (2, 1, 3)]  # a weight, a bias, something oddly shaped
@@ -17,7 +17,8 @@ def serial_mean(size):
 
 
 def serial_sum_of(size, i, shape):
-    return np.sum([grads_of(r)[i].astype(np.float64) for r in range(size)], axis=0).astype(np.float32)
+    total = np.sum([grads_of(r)[i].astype(np.float64) for r in range(size)], axis=0)
+    return total.astype(np.float32)
 
 
 @pytest.mark.points(2)
@@ -32,7 +33,8 @@ def test_mean_matches_serial(submission, comm):
         problem = compare(g, want, name=f"gradient {i}", rtol=1e-5, atol=1e-6)
         if problem and comm.size > 1 and isinstance(g, np.ndarray) and g.shape == want.shape \
                 and np.allclose(g, want * comm.size, rtol=1e-5, atol=1e-6):
-            problem += ": it equals the sum over the ranks; the mean is the sum divided by comm.size"
+            problem += (": it equals the sum over the ranks; "
+                        "the mean is the sum divided by comm.size")
         assert problem is None, problem
 
 

@@ -39,7 +39,7 @@ def train_parallel(submission, mpi_comm, make_optimizer, batches, perturb=0.25):
 
 
 @pytest.mark.points(1)
-@pytest.mark.mpi(ranks=[2, 3], timeout=30)
+@pytest.mark.mpi(ranks=[2], timeout=60)
 def test_broadcast_before_first_update(submission, comm):
     """After one update with learning rate 0, every rank holds rank 0's initial weights."""
     batches = [examples(PER_RANK * comm.size, seed=0)]

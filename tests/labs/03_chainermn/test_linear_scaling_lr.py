@@ -4,7 +4,7 @@ from mnlab import LabComm
 
 
 @pytest.mark.points(1)
-@pytest.mark.mpi(ranks=[3], timeout=30)
+@pytest.mark.mpi(ranks=[3], timeout=60)
 def test_scales_with_the_effective_batch(submission, comm):
     """lr = base_lr x (batchsize x comm.size) / base_batchsize."""
     lab = LabComm(comm)

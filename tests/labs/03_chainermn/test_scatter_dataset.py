@@ -49,7 +49,7 @@ def scatter(submission, comm, n, **kwargs):
 
 
 @pytest.mark.points(2)
-@pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=30)
+@pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=60)
 def test_every_sample_exactly_once(submission, comm):
     """10 samples, then 3: every sample on exactly one rank, shard lengths within one."""
     for n in (10, 3):
@@ -59,7 +59,7 @@ def test_every_sample_exactly_once(submission, comm):
 
 
 @pytest.mark.points(1)
-@pytest.mark.mpi(ranks=[3], timeout=30)
+@pytest.mark.mpi(ranks=[3], timeout=60)
 def test_shuffle_with_seed(submission, comm):
     """shuffle=True deals in a random order that the seed fixes; still an exact partition."""
     n = 30

@@ -1,0 +1,43 @@
+"""Exercise 1 of lab 05: ``warmup_lr(epoch, base_lr, scale, warmup_epochs)``, Goyal et al.'s
+linear scaling rule with gradual warm-up, as a number."""
+import numpy as np
+import pytest
+
+CASES = [  # (epoch, base_lr, scale, warmup_epochs) -> expected
+    ((0.0, 0.1, 8, 2), 0.1),
+    ((0.5, 0.1, 8, 2), 0.275),
+    ((1.0, 0.1, 8, 2), 0.45),
+    ((2.0, 0.1, 8, 2), 0.8),
+    ((7.25, 0.1, 8, 2), 0.8),
+    ((0.3, 0.02, 1, 5), 0.02),
+    ((0.0, 0.05, 4, 0), 0.2),
+    ((3.0, 0.05, 4, 0), 0.2),
+]
+
+
+def hint(args, got):
+    epoch, base_lr, scale, warmup = args
+    if warmup and epoch < warmup and np.isclose(got, base_lr * scale):
+        return ": during the warm-up the rate rises from base_lr, it is not base_lr * scale yet"
+    if epoch >= warmup and np.isclose(got, base_lr):
+        return ": after the warm-up the rate is base_lr * scale"
+    if warmup == 0:
+        return ": warmup_epochs = 0 means no warm-up (and no division by zero)"
+    return ""
+
+
+@pytest.mark.points(2)
+@pytest.mark.mpi(ranks=[1], timeout=30)
+def test_values(submission):
+    """The rate at chosen epochs: the start, mid-ramp, the end of the ramp, after it, k = 1."""
+    for args, want in CASES:
+        try:
+            got = submission.warmup_lr(*args)
+        except ZeroDivisionError:
+            pytest.fail(f"warmup_lr{args} divided by zero: with warmup_epochs = 0 there is no "
+                        f"warm-up, the rate is base_lr * scale at once", pytrace=False)
+        assert got is not None, "warmup_lr returned None: did it forget to `return`?"
+        assert np.isclose(float(got), want, rtol=1e-9), (
+            f"warmup_lr(epoch={args[0]}, base_lr={args[1]}, scale={args[2]}, "
+            f"warmup_epochs={args[3]}) returned {float(got):.6g}, expected {want:.6g}"
+            + hint(args, float(got)))

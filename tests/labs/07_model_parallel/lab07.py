@@ -1,0 +1,63 @@
+"""Shared by the graded tests of lab 07: the split translator with the learner's ``split_encode``
+in place of the library's transfer, and the single-process reference with the same weights."""
+import chainer
+import numpy as np
+import pytest
+
+from dlhack.model_parallel import ModelParallelSeq2seq, copy_weights
+from dlhack.seq2seq import Seq2seq
+
+N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
+
+
+class LearnerSplit(ModelParallelSeq2seq):
+    """``ModelParallelSeq2seq`` whose encoder-to-decoder transfer is ``split_encode``.
+
+    Encoder rank: ``forward`` returns ``split_encode(self, comm, xs)`` (the delegate), and the
+    ``self.encode`` that it calls is Seq2seq's own. Decoder rank: ``forward`` is Seq2seq's, whose
+    ``self.encode(xs)`` is ``split_encode`` (it receives).
+    """
+
+    def __init__(self, split_encode, comm, *args, **kwargs):
+        super().__init__(comm, *args, **kwargs)
+        self.split_encode = split_encode
+
+    def encode(self, xs):
+        if self.stage == "decoder":
+            return self.split_encode(self, self.comm, xs)
+        return Seq2seq.encode(self, xs)
+
+    def forward(self, xs, ys):
+        if self.stage == "encoder":
+            return self.split_encode(self, self.comm, xs)
+        return Seq2seq.forward(self, xs, ys)
+
+
+def batch(seed=0, n=5):
+    """``n`` pairs of different lengths (padding must change nothing)."""
+    rng = np.random.RandomState(seed)
+    xs = [rng.randint(3, N_SRC, size=rng.randint(2, 9)).astype(np.int32) for _ in range(n)]
+    ys = [rng.randint(3, N_TGT, size=rng.randint(1, 8)).astype(np.int32) for _ in range(n)]
+    return xs, ys
+
+
+def models(split_encode, comm):
+    """The whole model (every rank computes the reference) and the learner's split one."""
+    np.random.seed(1)
+    whole = Seq2seq(N_SRC, N_TGT, UNITS, LAYERS, dropout=0.0)
+    split = LearnerSplit(split_encode, comm, N_SRC, N_TGT, UNITS, LAYERS, dropout=0.0)
+    copy_weights(whole, split)
+    return whole, split
+
+
+def step(model, xs, ys, encoder_rank=False):
+    """Forward and backward; returns the loss (or delegate) and the gradients by name."""
+    loss = model(xs, ys)
+    if encoder_rank and not (isinstance(loss, chainer.Variable) and loss.shape == (0,)):
+        pytest.fail(f"on rank 0, split_encode should return the empty delegate variable that "
+                    f"send() returns (the training loop calls its backward(), which receives the "
+                    f"gradients); it returned {type(loss).__name__} {getattr(loss, 'shape', '')}",
+                    pytrace=False)
+    model.cleargrads()
+    loss.backward()
+    return loss, {name: p.grad for name, p in model.namedparams()}

@@ -1,0 +1,31 @@
+"""Exercise 2 of lab 07: ``activation_bytes(batchsize, src_length, n_layers, n_units,
+attention)``: what rank 0 sends forward per step (rank 1 sends as much back)."""
+import pytest
+
+CASES = [  # (batchsize, src_length, n_layers, n_units, attention)
+    (5, 8, 2, 16, True), (64, 20, 2, 128, True), (64, 20, 3, 256, False), (1, 1, 1, 1, True)]
+
+
+def reference(batchsize, src_length, n_layers, n_units, attention):
+    states = 2 * n_layers * batchsize * n_units  # hy and cy
+    outputs = batchsize * src_length * n_units if attention else 0  # enc, for attention
+    return 4 * (states + outputs)  # float32
+
+
+@pytest.mark.points(2)
+@pytest.mark.mpi(ranks=[1], timeout=30)
+def test_bytes_of_the_encoder_states(submission):
+    """hy, cy (n_layers, B, H) and, with attention only, enc (B, S, H), in float32."""
+    for case in CASES:
+        got, want = submission.activation_bytes(*case), reference(*case)
+        b, s, n_layers, h, attention = case
+        hint = ""
+        if got == want // 4:
+            hint = ": that counts elements; each float32 is 4 bytes"
+        elif not attention and got == reference(b, s, n_layers, h, True):
+            hint = (": without attention the decoder never reads enc, so the split model "
+                    "does not send it")
+        elif got == 4 * (n_layers * b * h + (b * s * h if attention else 0)):
+            hint = ": the LSTM has two states per layer, h and c, and both are sent"
+        assert got == want, (f"activation_bytes(batchsize={b}, src_length={s}, n_layers={n_layers}, "
+                             f"n_units={h}, attention={attention}) = {got}, expected {want}{hint}")
