@@ -52,7 +52,8 @@ def test_serial_reference_learns():
 @pytest.mark.mpi(ranks=[2, 3, 4], timeout=60)
 def test_sync_server_equals_allreduce_and_serial(mpi_comm):
     """Same workers, data and seed: sync PS, allreduce and the serial reference agree."""
-    n_steps, kwargs = 15, dict(batchsize=16, lr=0.5, seed=1, n_samples=512, n_features=6)
+    n_steps = 15
+    kwargs = {"batchsize": 16, "lr": 0.5, "seed": 1, "n_samples": 512, "n_features": 6}
     results = ps.compare(mpi_comm, ("sync", "allreduce"), n_steps=n_steps, **kwargs)
     if mpi_comm.rank != 0:
         assert results == {}

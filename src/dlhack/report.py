@@ -5,6 +5,7 @@
 import dataclasses
 import json
 import os
+import time
 from pathlib import Path
 
 import chainer
@@ -21,12 +22,45 @@ def attach(trainer, config, progress=True):
     trainer.extend(extensions.LogReport(trigger=log_trigger))
     trainer.extend(extensions.PrintReport(LOG_KEYS), trigger=log_trigger)
     if progress:
-        trainer.extend(extensions.ProgressBar(update_interval=10))
+        trainer.extend(ProgressLine())
     if extensions.PlotReport.available():
         trainer.extend(extensions.PlotReport(["main/loss", "validation/main/loss"], "epoch",
                                              file_name="loss.png"), trigger=log_trigger)
         trainer.extend(extensions.PlotReport(["validation/bleu"], "epoch",
                                              file_name="bleu.png"), trigger=log_trigger)
+
+
+class ProgressLine(chainer.training.Extension):
+    """A one-line progress bar redrawn with a carriage return.
+
+    Chainer's ProgressBar moves the cursor with terminal escape codes, which a notebook does
+    not interpret (the bars pile up); a plain ``\\r`` works in a terminal and in Jupyter.
+    """
+
+    trigger = 1, "iteration"
+    priority = chainer.training.PRIORITY_WRITER + 1  # before PrintReport's row, not after
+
+    def __init__(self, width=30, every_seconds=0.5):
+        self.width, self.every_seconds = width, every_seconds
+        self._last = 0.0
+
+    def __call__(self, trainer):
+        now = time.perf_counter()
+        length, unit = trainer.stop_trigger.get_training_length()
+        done = trainer.updater.iteration if unit == "iteration" else \
+            trainer.updater.epoch_detail
+        finished = done >= length or trainer.updater.is_new_epoch  # end the line: a row follows
+        if now - self._last < self.every_seconds and not finished:
+            return
+        self._last = now
+        frac = min(done / length, 1.0)
+        bar = "#" * round(frac * self.width)
+        loss = trainer.observation.get("main/loss")
+        loss = f"  loss {float(loss.array if hasattr(loss, 'array') else loss):8.3f}" \
+            if loss is not None else ""
+        print(f"\r[{bar:<{self.width}}] {frac:6.1%}  iteration {trainer.updater.iteration}  "
+              f"epoch {trainer.updater.epoch_detail:.2f}{loss}", end="\n" if finished else "",
+              flush=True)
 
 
 def write_json(path, obj):
@@ -67,13 +101,16 @@ def load_model(path):
 
 
 def plot_log(log, path):
-    """One PNG with the training/validation loss and the dev BLEU against the epoch."""
-    import matplotlib
+    """One PNG with the training/validation loss and the dev BLEU against the epoch.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Drawn on its own Figure and canvas, so a notebook's inline backend is left alone.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    fig, (ax_loss, ax_bleu) = plt.subplots(1, 2, figsize=(10, 3.5))
+    fig = Figure(figsize=(10, 3.5))
+    FigureCanvasAgg(fig)
+    ax_loss, ax_bleu = fig.subplots(1, 2)
     for key, label in (("main/loss", "train"), ("validation/main/loss", "dev")):
         points = [(e["epoch"], e[key]) for e in log if key in e]
         if points:
@@ -86,7 +123,6 @@ def plot_log(log, path):
     ax_bleu.set(xlabel="epoch", ylabel="BLEU", title="dev BLEU", ylim=(0, 100))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def finish(trainer, model, config, metrics, src_vocab, tgt_vocab):

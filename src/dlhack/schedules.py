@@ -49,7 +49,7 @@ def step_lr(epoch, lr, milestones, factor):
 
 def grown_batchsize(epoch, batchsize, milestones, factor, max_batchsize=None):
     """``batchsize`` multiplied by ``factor`` once for each milestone reached (capped)."""
-    grown = int(round(batchsize * factor ** bisect.bisect_right(sorted(milestones), epoch)))
+    grown = round(batchsize * factor ** bisect.bisect_right(sorted(milestones), epoch))
     return grown if max_batchsize is None else min(grown, max_batchsize)
 
 
@@ -128,7 +128,7 @@ def set_batchsize(iterator, batchsize):
 
 def batchsize_of(iterator):
     """The iterator's current batch size (``batch_size`` or ``batchsize``)."""
-    return getattr(iterator, "batch_size", None) or getattr(iterator, "batchsize")
+    return getattr(iterator, "batch_size", None) or iterator.batchsize
 
 
 class BatchSizeSchedule(Extension):

@@ -136,6 +136,16 @@ class Seq2seq(chainer.Chain):
         hy, cy, enc = self._run(self.encoder, None, None, ex, lengths)
         return hy, cy, enc, x != PAD
 
+    def attention_weights(self, dec, enc, mask):
+        """How much each decoder position (B, T, H) attends to each source position: (B, T, S).
+
+        Dot-product scores, source padding hidden by ``mask`` (B, S), softmax over the source.
+        """
+        scores = F.matmul(dec, enc, transb=True)  # (B, T, S)
+        hide = self.xp.broadcast_to(mask[:, None, :], scores.shape)
+        scores = F.where(hide, scores, self.xp.full(scores.shape, -1e4, scores.dtype))
+        return F.softmax(scores, axis=2)
+
     def output_features(self, dec, enc, mask):
         """Decoder outputs (B, T, H) -> features (B, T, H) fed to the output layer.
 
@@ -144,10 +154,7 @@ class Seq2seq(chainer.Chain):
         """
         if not self.attention:
             return dec
-        scores = F.matmul(dec, enc, transb=True)  # (B, T, S)
-        hide = self.xp.broadcast_to(mask[:, None, :], scores.shape)
-        scores = F.where(hide, scores, self.xp.full(scores.shape, -1e4, scores.dtype))
-        context = F.matmul(F.softmax(scores, axis=2), enc)  # (B, T, H)
+        context = F.matmul(self.attention_weights(dec, enc, mask), enc)  # (B, T, H)
         B, T, H = dec.shape
         both = F.reshape(F.concat((dec, context), axis=2), (B * T, 2 * H))
         return F.reshape(F.tanh(self.W_c(both)), (B, T, H))

@@ -4,10 +4,11 @@ import json
 import time
 import xml.etree.ElementTree as ET
 
-from conftest import LAB, PLANTED, SOLUTION, sha256, time_bound
+from gradetools import LAB, PLANTED, SOLUTION, sha256, time_bound
 
-from dlhack.grade import grade_notebook
+from dlhack.grade import grade, grade_notebook, notebook
 from dlhack.grade.cli import main
+from dlhack.grade.plan import load_plan
 from dlhack.grade.report import feedback
 
 
@@ -62,3 +63,23 @@ def test_cli_says_where_the_graded_tests_are_missing(tmp_path, monkeypatch, caps
 def test_cli_refuses_an_unknown_lab(capsys):
     assert main([str(LAB), "--lab", "99_nothing"]) == 2
     assert "unknown lab '99_nothing'" in capsys.readouterr().err
+
+
+def test_an_mpiexec_that_cannot_start_is_not_the_learners_fault(tmp_path, monkeypatch, capsys):
+    fake = tmp_path / "mpiexec"
+    fake.write_text("#!/bin/sh\necho 'hydra: cannot connect to the proxy' >&2\nexit 7\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("DLHACK_MPIEXEC", str(fake))
+    assert main([str(SOLUTION), "--exercise", "allreduce_naive"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "not the learner's doing (mpiexec could not start the ranks: hydra: cannot" in out
+
+
+def test_a_detached_child_of_a_rank_is_killed_too(workdir):
+    """A process that leaves its rank's session is found by its working directory."""
+    sub, _ = notebook.from_notebook(SOLUTION)
+    text = sub.text + ("\nimport subprocess\n"
+                       "subprocess.Popen(['sleep', '300'], start_new_session=True)\n")
+    result = grade(load_plan("02_collectives"), notebook.Submission(text=text, spans=sub.spans),
+                   exercises=["allreduce_naive"], workdir=workdir)
+    assert result["score"] == 3, feedback(result)  # and the fixture finds no sleep left

@@ -7,7 +7,7 @@ import shutil
 
 import nbclient
 import nbformat
-from conftest import SOLUTION
+from gradetools import SOLUTION
 from nbgrader.utils import determine_grade
 
 

@@ -3,7 +3,7 @@ check cells worth what the graded tests are worth."""
 import json
 import shutil
 
-from conftest import LAB, ROOT, SOLUTION
+from gradetools import LAB, ROOT, SOLUTION
 
 from dlhack.grade import labs
 from dlhack.grade.plan import load_plan

@@ -8,7 +8,7 @@ import linecache
 import types
 
 import pytest
-from conftest import SOLUTION
+from gradetools import SOLUTION
 
 from dlhack.grade import check, notebook
 

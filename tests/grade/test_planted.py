@@ -9,7 +9,7 @@ test_grader.py), which keeps the set to about a minute on two cores.
 import time
 
 import pytest
-from conftest import PLANTED, ROOT, sha256, time_bound, tree_hashes
+from gradetools import PLANTED, ROOT, sha256, time_bound, tree_hashes
 
 from dlhack.grade import grade_notebook
 from dlhack.grade.report import feedback

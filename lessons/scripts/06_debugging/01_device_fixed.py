@@ -15,4 +15,4 @@ comm = create_communicator("ring")
 device_id = comm.intra_rank  # FIX: 0, 1, ... on every node
 fakegpu.use(device_id)  # real code: chainer.get_device(f"@cupy:{device_id}").use()
 print(f"rank {comm.rank} (intra_rank {comm.intra_rank}) uses GPU {device_id}")
-comm.mpi_comm.Barrier()
+comm.mpi_comm.Barrier()  # training would start here

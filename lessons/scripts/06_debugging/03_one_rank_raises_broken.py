@@ -21,6 +21,6 @@ if comm.rank == 0:
     settings = json.loads(Path(__file__).with_name("settings.json").read_text())
 # BUG: the other ranks never receive the settings (missing: settings = comm.bcast(settings))
 batchsize = settings["batchsize"]
-total = comm.allreduce(batchsize)  # rank 0 waits here for rank 1
+total = comm.allreduce(batchsize)  # every rank waits here for all the others
 if comm.rank == 0:
     print(f"global batch: {total} sentences")

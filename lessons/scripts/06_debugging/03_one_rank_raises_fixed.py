@@ -13,6 +13,6 @@ if comm.rank == 0:
     settings = json.loads(Path(__file__).with_name("settings.json").read_text())
 settings = comm.bcast(settings, root=0)  # FIX: every rank gets rank 0's copy
 batchsize = settings["batchsize"]
-total = comm.allreduce(batchsize)
+total = comm.allreduce(batchsize)  # every rank waits here for all the others
 if comm.rank == 0:
     print(f"global batch: {total} sentences")

@@ -18,7 +18,7 @@ from dlhack.seq2seq import Seq2seq
 comm = create_communicator("ring")
 corpus = default_corpus(seed=0, n_train=200, n_dev=3, n_test=1) if comm.rank == 0 else None
 sizes = comm.bcast_obj((len(corpus.src_vocab), len(corpus.tgt_vocab)) if corpus else None)
-dev = scatter_dataset(corpus.dev if corpus else None, comm)  # exact shards: 1, 1, 1, 0 at 4 ranks
+dev = scatter_dataset(corpus.dev if corpus else None, comm)  # exact: 1, 1, 1, 0 at 4 ranks
 np.random.seed(0)  # the same untrained model on every rank
 model = Seq2seq(*sizes, n_units=32, n_layers=1, dropout=0.0)
 

@@ -16,7 +16,7 @@ from dlhack.seq2seq import Seq2seq
 
 comm = create_communicator("ring")
 corpus = default_corpus(seed=0, n_train=200, n_dev=96, n_test=1)
-dev = list(zip(corpus.dev, (tgt for _, tgt in corpus.raw["dev"])))
+dev = list(zip(corpus.dev, (tgt for _, tgt in corpus.raw["dev"])))  # ((src, tgt), reference)
 np.random.seed(0)
 model = Seq2seq(len(corpus.src_vocab), len(corpus.tgt_vocab), n_units=128, n_layers=2)
 

@@ -129,10 +129,10 @@ def table(rows):
     return "\n".join(lines)
 
 
-def write_json(path, rows, library):
+def write_json(path, rows, library, load_average=None):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"mpi_library": library, "dtype": "float32",
+    doc = {"mpi_library": library, "dtype": "float32", "load_average": load_average,
            "definitions": {"algbw": "bytes / median time",
                            "busbw": "algbw * 2 (p - 1) / p",
                            "copy": "np.copyto of the same bytes, every rank at once",
@@ -160,7 +160,7 @@ def launch(args, argv):
     for p in sorted(set(args.ranks) - set(counts)):
         print(f"skipping --ranks {p}: more ranks than the {cores} cores would time the scheduler")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    rows, library = [], None
+    rows, library, loads = [], None, []
     with tempfile.TemporaryDirectory() as tmp:
         for p in counts:
             out = Path(tmp, f"{p}.json")
@@ -170,8 +170,9 @@ def launch(args, argv):
             doc = json.loads(out.read_text())
             rows += doc["rows"]
             library = doc["mpi_library"]
+            loads.append(doc["load_average"])
     if rows:
-        write_json(args.json, rows, library)
+        write_json(args.json, rows, library, max(loads))
         print(f"wrote {args.json}")
     return 0
 
@@ -211,13 +212,19 @@ def main(argv=None):
 
     from mpi4py import MPI
 
+    load_before = os.getloadavg()[0]
     rows = run(args)
     if MPI.COMM_WORLD.rank == 0:  # the one place this benchmark prints and writes
         print(f"MPI library: {mpi_library()}")
         print(f"ranks: {MPI.COMM_WORLD.size}, float32, median of {args.repeat}, "
-              f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+              f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
+              f"load average {load_before:.1f} on {os.cpu_count()} cores")
+        if load_before > (os.cpu_count() or 1):
+            # Every Sendrecv needs both ranks on a core at once; on a busy machine they wait
+            # for the scheduler, and the figures measure that instead of the algorithms.
+            print("warning: more runnable processes than cores; rerun on a quiet machine")
         print(table(rows), flush=True)
-        write_json(args.json, rows, mpi_library())
+        write_json(args.json, rows, mpi_library(), load_before)
     return 0
 
 

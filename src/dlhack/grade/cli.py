@@ -5,9 +5,10 @@
     dlhack grade tanaka.ipynb --lab 02_collectives --timeout 20
 
 The lab comes from ``--lab``, else the notebook's ``dlhack.lab`` metadata, else its file name
-(``02_collectives*.ipynb``). Exit status: 0 when every submission got a result (whatever its
-score, bad notebooks included), 2 when the grader cannot grade at all (no tests/labs, no mpiexec,
-an unknown --lab).
+(``02_collectives*.ipynb``), else its folder's name. Exit status: 0 when every submission got a
+result (whatever its score, bad notebooks included); 1 when some tests could not run for reasons
+that are not the learner's (status "incomplete": grade again); 2 when the grader cannot grade at
+all (no tests/labs, an unknown --lab).
 """
 import argparse
 import os
@@ -33,7 +34,7 @@ def submissions(paths):
 
 def main(argv=None):
     """Grade the notebooks given; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="dlhack grade", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="dlhack grade", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", metavar="SUBMISSION",
                         help="a submitted .ipynb, or a folder of them")
@@ -78,7 +79,7 @@ def main(argv=None):
         report.write_json(args.json, results[0] if one else {"submissions": results})
     if args.junit:
         report.write_junit(args.junit, results)
-    return 0
+    return 1 if any(r["status"] == "incomplete" for r in results) else 0
 
 
 if __name__ == "__main__":

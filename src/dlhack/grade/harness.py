@@ -155,9 +155,13 @@ def _score(plan, tests, runs, submission, start, timeout, memory_mb):
                           "tests": graded})
     tampered = any(r["outcome"] == "tampered" for r in runs.values())
     stopped = [r["message"] for r in runs.values() if r.get("import_failed")]
-    status = "tampered" if tampered else "error" if stopped else "graded"
+    broken = [r["message"] for r in runs.values() if r["outcome"] == "error"]
+    status = ("tampered" if tampered else "error" if stopped else
+              "incomplete" if broken else "graded")
     message = ("the submission changed the grader's files or results; it scores 0" if tampered
-               else stopped[0] if stopped else "")
+               else stopped[0] if stopped else
+               f"some tests could not run, which is not the learner's doing ({broken[0]}); "
+               f"grade again once that is fixed" if broken else "")
     score = 0.0 if tampered else sum(e["score"] for e in exercises)
     return {"lab": plan.lab, "status": status, "message": message, "score": score,
             "max_score": sum(e["max_score"] for e in exercises), "exercises": exercises,

@@ -62,7 +62,7 @@ def problems(root=None):
 
 def main(argv=None):
     """``dlhack labs generate|check``; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="dlhack labs", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="dlhack labs", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=["generate", "check"],
                         help="generate: write labs/ from solutions/; check: fail if labs/ is stale")

@@ -9,6 +9,7 @@ under mpiexec is read from /proc before anything dies (orphans get reparented an
 link), each process's group is killed, then each process, then anything whose command line or
 working directory is one of the run's directories. A pid from a rank's pid file is signalled
 only while its command line still names the run's private directory: pids get reused.
+Linux only, like the rest of the course: it reads /proc.
 """
 import os
 import signal

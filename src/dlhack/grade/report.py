@@ -4,9 +4,11 @@
     write_json(path, result_or_results)     # atomically: a reader never sees half a file
     write_junit(path, results)              # one <testsuite> per submission, one <testcase> per run
 
-The result dict comes from ``harness.grade`` / ``harness.grade_notebook``: ``status`` (graded,
-error, invalid, tampered), ``score``, ``max_score``, ``message``, ``warnings`` and ``exercises``,
-each with its ``tests``, each with its ``runs`` (one per rank count).
+The result dict comes from ``harness.grade`` / ``harness.grade_notebook``: ``status`` (graded;
+error: the answers do not import; invalid: not a notebook; tampered; incomplete: some tests
+could not run, a problem of the grader or its environment), ``score``, ``max_score``,
+``message``, ``warnings`` and ``exercises``, each with its ``tests``, each with its ``runs`` (one
+per rank count).
 """
 import json
 import os
@@ -22,8 +24,8 @@ def _points(x):
     return f"{x:g}"
 
 
-def _wrap(text, indent):
-    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent,
+def _wrap(text, indent, first=None):
+    return textwrap.fill(text, width=100, initial_indent=first or indent, subsequent_indent=indent,
                          break_long_words=False, break_on_hyphens=False)
 
 
@@ -36,8 +38,8 @@ def feedback(result, exercises=None):
     lines = [f"{lab}: {_points(result['score'])} / {_points(result['max_score'])} points"
              + (f"  ({name}, {result['duration_s']:g} s)" if name else "")]
     if result["message"]:
-        lines.append(_wrap(result["message"], "  ! "))
-    lines += [_wrap(w, "  ! ") for w in result.get("warnings", [])]
+        lines.append(_wrap(result["message"], "    ", "  ! "))
+    lines += [_wrap(w, "    ", "  ! ") for w in result.get("warnings", [])]
     for ex in result["exercises"]:
         if exercises and ex["name"] not in exercises:
             continue

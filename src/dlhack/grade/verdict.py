@@ -6,8 +6,8 @@ Outcomes: passed; not_done (a stub still raises NotImplementedError); failed (a 
 assertion or raised: the message gives the lowest such rank, and which ranks were left waiting
 and where); crashed (a rank died from a signal: its faulthandler traceback says where); hung
 (timeout, or some ranks finished and the others never did); tampered (test files changed, or a
-result record with a bad signature); error (the test itself could not run). Places in the
-learner's code are given as cell and line, through ``notebook.Submission.where``.
+result record with a bad signature); error (the test itself, or mpiexec, could not run). Places
+in the learner's code are given as cell and line, through ``notebook.Submission.where``.
 """
 import re
 from pathlib import Path
@@ -134,6 +134,10 @@ def summarize(test, ranks, job, records, forged, changed, reason, private, work)
         hint = " (an endless loop, or a receive that no rank sends to)" if not done else ""
         return {**run, "outcome": "hung", "timed_out": reason == "timeout",
                 "message": f"{lead}{hint}" + (f": {waiting}" if waiting else "")}
+    if not any((private / f"pid.{rank}").exists() for rank in missing):
+        log = [line for line in read_text(private / "log.txt").splitlines() if line.strip()]
+        return {**run, "outcome": "error", "message": "mpiexec could not start the ranks"
+                + (f": {log[-1].strip()}" if log else "")}
     return {**run, "outcome": "crashed",
             "message": f"{_ranks_text(missing)} exited without finishing the test (did the "
                        f"code call sys.exit() or os._exit(), or run out of CPU time?)"}

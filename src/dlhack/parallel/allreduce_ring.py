@@ -30,11 +30,11 @@ Lesson: "Allreduce from send and receive". The naive version is ``allreduce_naiv
 import numpy as np
 
 # Chunks above this many bytes are sent in segments: a segment is added while it is still in
-# cache, instead of streaming a whole 32 MB chunk through memory twice. But every segment is
-# one more Sendrecv, a point where both ranks must be running: on a quiet machine 1 MB
-# segments were best (64 MB messages 1.6x faster than unsegmented), on one with more ranks
-# than cores every extra handoff waits for the scheduler. 4 MB is a compromise that was
-# within ~10% of the best on the quiet machine. Measure with ``dlhack bench allreduce``.
+# cache, instead of streaming a whole 32 MB chunk through memory twice (quiet machine, 2 ranks:
+# 64 MB messages ran 1.6x faster with 1 MB or 4 MB segments than unsegmented). Every segment
+# is also one more Sendrecv, a moment when both ranks must be on a core: with more processes
+# than cores, fewer and larger segments wait less for the scheduler. Measure with
+# ``dlhack bench allreduce``.
 SEGMENT_BYTES = 4 << 20
 
 

@@ -60,9 +60,9 @@ def tiny_run(extension, optimizer, n=64, batchsize=8, epochs=3, attr="lr"):
 
 def first_difference(got, want, describe):
     """None when the two lists agree (to 1e-6); else a sentence about the first place they don't."""
-    if len(got) != len(want):
-        return f"{len(got)} updates were made, expected {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         if not np.isclose(g, w, rtol=1e-6, atol=1e-12):
             return describe(i, g, w)
+    if len(got) != len(want):
+        return f"{len(got)} updates were made, expected {len(want)}"
     return None
