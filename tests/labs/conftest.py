@@ -54,7 +54,8 @@ def submission():
     except Exception as err:  # noqa: BLE001 - any failure of learner code is reported
         if isinstance(err, ModuleNotFoundError):
             why = (f"they import `{err.name}`, which is not installed here (the labs need only "
-                   f"numpy, mpi4py and the standard library)")
+                   f"what the course installs: numpy, mpi4py, chainer, dlhack and the standard "
+                   f"library)")
         else:
             why = f"running them raised {type(err).__name__}: {err}"
         # Keep the learner's traceback, so the grader can say which cell and line.

@@ -8,17 +8,10 @@ agree.
 import chainer
 import numpy as np
 import pytest
-from mnlab import (
-    LabComm,
-    examples,
-    first_disagreeing_rank,
-    flat,
-    make_mlp,
-    max_difference,
-    mlp_loss,
-    parameters,
-    train_single,
-)
+from mnlab import LabComm, examples, first_disagreeing_rank, flat, make_mlp, mlp_loss
+
+# The trusted reference: one process, the whole batch (the library's, not the learner's code).
+from dlhack.parallel.equivalence import max_difference, parameters, train_single
 
 PER_RANK = 3   # examples per rank and step
 STEPS = 4
@@ -80,7 +73,7 @@ def test_equals_one_process_big_batch(submission, comm):
             continue
         hint = ""
         if label.startswith("SGD") and size > 1 and max_difference(
-                got, train_single(make_mlp, lambda: make_optimizer(0.5 * size), batches,
+                got, train_single(make_mlp, lambda make=make_optimizer: make(0.5 * size), batches,
                                   mlp_loss)) <= 1e-9:
             hint = (": it matches one process with a learning rate comm.size times larger, so the "
                     "gradients were summed over the ranks: divide by comm.size for the mean")
