@@ -5,6 +5,13 @@ from pathlib import Path
 
 import pytest
 
+
+def pytest_configure(config):
+    """Inside an MPI test's own mpiexec the outer session has already chosen the test by its
+    node id; pyproject's ``-m 'not slow'`` must not deselect it there (``make test-slow``)."""
+    if os.environ.get("PYTEST_ISOLATE_MPI_IS_FORKED"):
+        config.option.markexpr = ""
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_ENJA = ROOT.parent / "shared" / "data" / "small_parallel_enja"
 

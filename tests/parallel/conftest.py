@@ -13,8 +13,6 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-MPI_RANKS = [1, 2, 3, 4]
-
 
 @pytest.fixture
 def mpi_comm():

@@ -1,13 +1,13 @@
 """Lab 04: ``async_server(comm, params, n_workers, lr)``, the asynchronous parameter server.
 
-Rank 0 runs the learner's server; the other ranks are workers written here (workers.py) whose
+Rank 0 runs the learner's server; the other ranks are workers written here (ps_workers.py) whose
 gradients keep a ledger in the parameters: which gradient was applied how often, and what each
 staleness must be. Records and turn-taking go over a duplicate communicator, so the server never
 sees them.
 """
 import numpy as np
 import pytest
-from workers import (
+from ps_workers import (
     collect_records,
     expected_staleness,
     ledger_problem,

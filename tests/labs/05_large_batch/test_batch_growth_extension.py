@@ -2,7 +2,7 @@
 al.'s schedule: multiply the training iterator's batch size by ``factor`` at each milestone."""
 import chainer
 import pytest
-from runs import check_extension, first_difference, tiny_run
+from schedule_runs import check_extension, first_difference, tiny_run
 
 
 def describe(seen):

@@ -2,7 +2,7 @@
 extension that sets the optimizer's rate from ``warmup_lr`` before every update."""
 import chainer
 import pytest
-from runs import check_extension, first_difference, tiny_run
+from schedule_runs import check_extension, first_difference, tiny_run
 
 
 def expected_rates(seen, base_lr, scale, warmup):

@@ -13,6 +13,8 @@ class BadShard(Exception):
 def outcome(submission, comm, step):
     try:
         return ("returned", submission.all_or_nothing(comm, step))
+    except NotImplementedError:
+        raise  # a stub: the grader says "not yet done"
     except RuntimeError as err:
         return ("RuntimeError", str(err))
     except Exception as err:  # noqa: BLE001 - the answer let another error through
