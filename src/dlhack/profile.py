@@ -135,13 +135,14 @@ def verdict(summary, baseline=None, batchsize=None, ranks_per_node=None, cores=N
                       f"threads on {cores} cores, so ranks fight over cores and forward/"
                       "backward slow down. Set OMP_NUM_THREADS=1 (and OPENBLAS_NUM_THREADS=1) "
                       "for each rank.")
-    if ms["allreduce"] > 0.25 * total:
-        small = f" (batch {batchsize} per rank)" if batchsize else ""
-        causes.append(f"Communication dominates: the allreduce is {ms['allreduce'] / total:.0%} "
-                      f"of a step{small}. The gradient is the same size whatever the batch, so a "
-                      "tiny per-rank batch leaves too little computation to pay for it: raise "
-                      "the per-rank batch (and scale the learning rate), or use a faster "
-                      "communicator.")
+    fixed = ms["allreduce"] + ms["optimizer"]  # per step, whatever the batch size
+    if fixed > 0.25 * total or (batchsize is not None and batchsize < 8):
+        small = f" with a per-rank batch of {batchsize}" if batchsize else ""
+        causes.append(f"Per-step costs dominate{small}: the allreduce and the optimizer update "
+                      f"take {fixed / total:.0%} of a step. They cost the same whatever the "
+                      "batch (the gradient is as large as the model), so a tiny per-rank batch "
+                      "leaves too little computation to pay for them: raise the per-rank batch "
+                      "(and scale the learning rate), or use a faster communicator.")
     if ms["wait"] > 0.10 * total:
         causes.append(f"Ranks wait for each other: {ms['wait'] / total:.0%} of a step is spent "
                       "at the barrier before the allreduce. Some rank has more work per step: "

@@ -79,7 +79,8 @@ def summarize(test, ranks, job, records, forged, changed, reason, private, work)
     bad = [d for d in details if d["state"] in ("failed", "error", "skipped")]
     crashed = [d for d in details if d["state"] == "crashed"]
     missing = [d["rank"] for d in details if d["state"] in ("crashed", "waiting", "gone")]
-    waiting = "; ".join(f"{_ranks_text(r)} {'was' if len(r) == 1 else 'were'} still waiting in {w}"
+    waiting = "; ".join(f"{_ranks_text(r)} {'was' if len(r) == 1 else 'were'} still waiting "
+                        f"{w if w.startswith('in the test') else 'in ' + w}"
                         for w, r in stuck.items())
     on = f"rank {bad[0]['rank']}: " if bad and ranks > 1 else ""
 
