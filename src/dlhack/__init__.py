@@ -7,7 +7,12 @@ The library behind the notebooks in ``lessons/`` and ``labs/``:
 - ``dlhack.seq2seq``   the LSTM encoder-decoder translator (fast CPU LSTM beside NStepLSTM)
 - ``dlhack.train``     training with Chainer's Trainer, single process or data-parallel
 - ``dlhack.parallel``  communicator, multi-node optimizer and dataset scattering over mpi4py
+- ``dlhack.profile``   where each rank's training step goes, and what that says
+- ``dlhack.snapshot``  snapshots that a killed run resumes from, checked before loading
+- ``dlhack.paramserver``, ``dlhack.schedules``, ``dlhack.model_parallel``: lessons 4, 5, 7
 - ``dlhack.grade``     the autograder for the labs
+- ``dlhack.doctor``, ``dlhack.launch``, ``dlhack.magic``: the environment check, the
+  rank-aware launcher (``dlhack run``) and the ``%%mpiexec`` cell magic
 
 ``%load_ext dlhack`` in a notebook adds the ``%%mpiexec`` cell magic.
 """
