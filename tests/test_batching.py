@@ -1,7 +1,6 @@
 """BucketIterator: every sample once per epoch, similar lengths, the same plan on every rank."""
-import numpy as np
-
 import chainer
+import numpy as np
 
 from dlhack.batching import BucketIterator
 

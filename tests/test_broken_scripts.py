@@ -242,8 +242,10 @@ def test_f_oversubscribed_threads(monkeypatch):
 @pytest.mark.slow
 def test_f_tiny_batch_per_rank():
     single_speed, _ = profiled("07_tiny_batch_broken.py", single=True)  # batch 4, one process
-    broken_speed, _ = profiled("07_tiny_batch_broken.py")  # batch 2 on each of 2 ranks
-    fixed_speed, _ = profiled("07_tiny_batch_fixed.py")  # batch 32 on each of 2 ranks
+    broken_speed, broken_verdict = profiled("07_tiny_batch_broken.py")  # batch 2 on each rank
+    fixed_speed, fixed_verdict = profiled("07_tiny_batch_fixed.py")  # batch 32 on each rank
+    assert "Per-step costs dominate with a per-rank batch of 2" in broken_verdict
+    assert "Per-step costs dominate" not in fixed_verdict
     assert broken_speed < 1.1 * single_speed  # two ranks: no faster than one
     assert fixed_speed > 3 * broken_speed
 

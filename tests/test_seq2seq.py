@@ -1,8 +1,7 @@
 """The translator: the fast LSTM against Chainer's NStepLSTM, the loss, translation."""
+import chainer
 import numpy as np
 import pytest
-
-import chainer
 from chainer import gradient_check
 
 from dlhack.lstm import lstm_sequence

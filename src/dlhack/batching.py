@@ -9,9 +9,8 @@ similar length, and visits the batches in an order drawn from ``seed + epoch``. 
 random shards of one corpus and use the same seed therefore work on batches of about the same
 length at the same iteration: nobody waits long, and little is padding.
 """
-import numpy as np
-
 import chainer
+import numpy as np
 
 
 class BucketIterator(chainer.dataset.Iterator):

@@ -13,25 +13,19 @@ Results go to ``OUT/metrics.json`` (with the speed-up added) and ``OUT/training.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from dlhack.mpiexec import find_mpiexec
 from dlhack.report import write_json
 from dlhack.train import TrainConfig
-
-
-def mpiexec():
-    """The mpiexec that belongs to this Python's mpi4py (the venv's, from the mpich wheel)."""
-    beside = Path(sys.executable).parent / "mpiexec"
-    return str(beside) if beside.exists() else shutil.which("mpiexec") or "mpiexec"
 
 
 def run_train(ranks, args, quiet=False):
     """``mpiexec -n ranks dlhack train ARGS`` with one BLAS thread per rank."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "dlhack.train", *args]
+    cmd = [find_mpiexec(), "-n", str(ranks), sys.executable, "-m", "dlhack.train", *args]
     out = subprocess.DEVNULL if quiet else None
     subprocess.run(cmd, env=env, check=True, stdout=out)
 

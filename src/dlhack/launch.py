@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dlhack.mpiexec import find_mpiexec
 from dlhack.postmortem import explain, summarise
 
 WRAPPER = Path(__file__).with_name("_rankwrap.py")
@@ -224,7 +225,7 @@ def start_job(cmd, n, single, mpiexec, run_dir):
     """Start ``cmd`` on ``n`` ranks (or alone), in a session of its own; returns the Popen."""
     argv = wrap(list(cmd), run_dir)
     if not single:
-        path = shutil.which(mpiexec)
+        path = find_mpiexec() if mpiexec == "mpiexec" else shutil.which(mpiexec)
         if path is None:
             raise FileNotFoundError(f"no {mpiexec} on PATH: activate the course environment "
                                     "(. .venv/bin/activate), or run `dlhack doctor`")

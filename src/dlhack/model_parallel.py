@@ -57,6 +57,7 @@ class Traffic:
     events: list = field(default_factory=list)
 
     def add(self, what, start, nbytes, messages):
+        """Record a transfer that began at ``start`` and ends now; count what was sent."""
         self.events.append((what, start, time.perf_counter(), nbytes))
         if what.startswith("send"):
             self.messages += messages

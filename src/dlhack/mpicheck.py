@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from dlhack.doctor import Result, probe
+from dlhack.mpiexec import venv_mpiexec
 
 LIBRARY_PROBE = """
 import json, mpi4py
@@ -71,12 +72,6 @@ def flavour(text):
 
 # Intel MPI and MVAPICH derive from MPICH: their mpiexec usually starts MPICH programs.
 FAMILY = {"MPICH": "MPICH", "Intel MPI": "MPICH", "MVAPICH": "MPICH", "Open MPI": "Open MPI"}
-
-
-def venv_mpiexec():
-    """The mpiexec beside this Python (the mpich wheel puts it there), or None."""
-    path = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    return path if os.path.exists(path) else None
 
 
 def check_mpi4py(library):

@@ -22,11 +22,10 @@ The loss is the mean over sentences of the summed token cross-entropy. With that
 average of N ranks' losses on batches of b sentences equals the loss of one process on the
 N*b sentences, so data-parallel training reproduces large-batch training exactly.
 """
-import numpy as np
-
 import chainer
 import chainer.functions as F
 import chainer.links as L
+import numpy as np
 
 from dlhack.corpus import Vocabulary
 from dlhack.lstm import lstm_sequence

@@ -15,9 +15,8 @@ import argparse
 import dataclasses
 import time
 
-import numpy as np
-
 import chainer
+import numpy as np
 from chainer.training import extensions
 
 from dlhack import report

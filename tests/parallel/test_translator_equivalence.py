@@ -4,10 +4,9 @@ This is the property the whole course rests on (lesson 3's equivalence test), ch
 real model: the Seq2seq loss is the mean over sentences, so averaging N ranks' gradients gives
 exactly the gradient of the N*b-sentence batch. Float64 and no dropout keep rounding out of it.
 """
+import chainer
 import numpy as np
 import pytest
-
-import chainer
 
 from dlhack.parallel import create_communicator
 from dlhack.parallel.equivalence import max_difference, train_both

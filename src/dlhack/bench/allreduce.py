@@ -22,7 +22,6 @@ import argparse
 import functools
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from dlhack.mpiexec import find_mpiexec
 
 DEFAULT_SIZES = ["4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M"]  # powers of 4
 DEFAULT_JSON = "result/bench/allreduce.json"
@@ -147,12 +148,6 @@ def mpi_library():
     return " ".join(MPI.Get_library_version().splitlines()[0].split())
 
 
-def mpiexec():
-    """The mpiexec beside this Python (the venv's, from the mpich wheel), else PATH's."""
-    beside = Path(sys.executable).with_name("mpiexec")
-    return str(beside) if beside.exists() else shutil.which("mpiexec") or "mpiexec"
-
-
 def launch(args, argv):
     """Run this benchmark under mpiexec once per ``--ranks`` count; merge their JSON."""
     cores = os.cpu_count() or 1
@@ -164,7 +159,7 @@ def launch(args, argv):
     with tempfile.TemporaryDirectory() as tmp:
         for p in counts:
             out = Path(tmp, f"{p}.json")
-            cmd = [mpiexec(), "-n", str(p), sys.executable, "-m", "dlhack.bench.allreduce",
+            cmd = [find_mpiexec(), "-n", str(p), sys.executable, "-m", "dlhack.bench.allreduce",
                    *argv, "--json", str(out)]
             subprocess.run(cmd, env=env, check=True)
             doc = json.loads(out.read_text())

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from dlhack.bench.model import blas_info
-from dlhack.demo import mpiexec
+from dlhack.mpiexec import find_mpiexec
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[3].parent / "shared/data/small_parallel_enja"
 
@@ -40,7 +40,7 @@ def main(argv=None):
         return 2
     print(f"BLAS: {blas_info()}; {args.ranks} ranks x 1 thread; budget {args.minutes} min")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    cmd = [mpiexec(), "-n", str(args.ranks), sys.executable, "-m", "dlhack.train",
+    cmd = [find_mpiexec(), "-n", str(args.ranks), sys.executable, "-m", "dlhack.train",
            "--corpus", args.corpus, "--units", str(args.units), "--layers", str(args.layers),
            "--batchsize", str(args.batchsize), "--epochs", str(args.epochs),
            "--minutes", str(args.minutes), "--vocab-size", str(args.vocab_size),

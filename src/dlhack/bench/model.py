@@ -32,9 +32,9 @@ def blas_info():
 
 def worker(impl, units, layers, batchsize, iterations, corpus, seed=0):
     """Train ``iterations`` steps after 2 warm-up steps; return sentences/s and memory."""
+    import chainer
     import numpy as np
 
-    import chainer
     from dlhack.corpus import default_corpus, load_corpus
     from dlhack.seq2seq import Seq2seq
 
@@ -93,8 +93,8 @@ def main(argv=None):
     for name, units, layers in CONFIGS:
         runs = {"fast": [], "nstep": []}
         for _ in range(args.repeats):
-            for impl in runs:
-                runs[impl].append(measure(impl, units, layers, args))
+            for impl, figures in runs.items():
+                figures.append(measure(impl, units, layers, args))
         ratios = [f["sentences_per_sec"] / n["sentences_per_sec"]
                   for f, n in zip(runs["fast"], runs["nstep"])]
         results[name] = {"units": units, "layers": layers, "runs": runs,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dlhack import profile
 from dlhack.bench.model import blas_info
-from dlhack.demo import mpiexec
+from dlhack.mpiexec import find_mpiexec
 from dlhack.report import write_json
 
 
@@ -27,7 +27,7 @@ def run_point(ranks, args, out):
     """One training run on ``ranks`` ranks; returns its metrics (profile included)."""
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads),
            "OPENBLAS_NUM_THREADS": str(args.threads)}
-    cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "dlhack.train", "--profile",
+    cmd = [find_mpiexec(), "-n", str(ranks), sys.executable, "-m", "dlhack.train", "--profile",
            "--iterations", str(args.iterations), "--eval-every", "0", "--n-eval", "8",
            "--batchsize", str(args.batchsize), "--units", str(args.units),
            "--layers", str(args.layers), "--no-progress", "--out", str(out)]

@@ -28,7 +28,6 @@ code from strangers needs a container or a separate user on top of this.
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import shutil
 import subprocess
@@ -42,6 +41,7 @@ from dlhack.grade.plan import RANK_SCRIPT, LabError, child_env, write_files
 from dlhack.grade.procs import POLL, dump_stacks, kill_all
 from dlhack.grade.rank import sign
 from dlhack.grade.verdict import summarize
+from dlhack.mpiexec import find_mpiexec as _find_mpiexec
 
 FAIL_GRACE = 2.0   # s: after one rank fails, how long the others get before they count as stuck
 PASS_GRACE = 5.0   # s: after one rank passes; generous: a false "stuck" fails a correct answer
@@ -73,9 +73,7 @@ class Job:
 
 def find_mpiexec():
     """mpiexec beside this Python (the mpich wheel puts it there), or on PATH."""
-    beside = Path(sys.executable).parent / "mpiexec"
-    found = os.environ.get("DLHACK_MPIEXEC") or (str(beside) if beside.exists() else None)
-    found = found or shutil.which("mpiexec")
+    found = _find_mpiexec(default=None)
     if not found:
         raise LabError("mpiexec not found: install MPI (`pip install mpich`) in this environment")
     return found
