@@ -45,7 +45,7 @@ bench: venv
 	$(BIN)/dlhack bench scaling
 
 lint: venv
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests
 
 clean:
 	rm -rf $(VENV) result .pytest_cache

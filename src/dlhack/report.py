@@ -16,18 +16,26 @@ LOG_KEYS = ["epoch", "iteration", "main/loss", "validation/main/loss", "validati
 
 
 def attach(trainer, config, progress=True):
-    """Add the log, the printed table, the progress bar and the live plots."""
-    log_trigger = (max(1, config.iterations // 5), "iteration") if config.iterations \
-        else (1, "epoch")
-    trainer.extend(extensions.LogReport(trigger=log_trigger))
-    trainer.extend(extensions.PrintReport(LOG_KEYS), trigger=log_trigger)
+    """Add the log, the printed table, the progress bar and the live plots.
+
+    A run of a fixed number of iterations is a throughput probe: it logs once at the end and
+    draws no plots, because the other ranks would wait for rank 0's plotting inside their
+    timed steps and the probe would understate the speed-up.
+    """
+    if config.iterations:
+        trigger = (config.iterations, "iteration")
+        trainer.extend(extensions.LogReport(trigger=trigger))
+        trainer.extend(extensions.PrintReport(LOG_KEYS), trigger=trigger)
+    else:
+        trainer.extend(extensions.LogReport(trigger=(1, "epoch")))
+        trainer.extend(extensions.PrintReport(LOG_KEYS))
+        if extensions.PlotReport.available():
+            trainer.extend(extensions.PlotReport(["main/loss", "validation/main/loss"], "epoch",
+                                                 file_name="loss.png"))
+            trainer.extend(extensions.PlotReport(["validation/bleu"], "epoch",
+                                                 file_name="bleu.png"))
     if progress:
         trainer.extend(ProgressLine())
-    if extensions.PlotReport.available():
-        trainer.extend(extensions.PlotReport(["main/loss", "validation/main/loss"], "epoch",
-                                             file_name="loss.png"), trigger=log_trigger)
-        trainer.extend(extensions.PlotReport(["validation/bleu"], "epoch",
-                                             file_name="bleu.png"), trigger=log_trigger)
 
 
 class ProgressLine(chainer.training.Extension):
