@@ -30,7 +30,7 @@ class ProfilingUpdater(TimedUpdater):
 
     def __init__(self, iterator, optimizer, comm=None, skip=2, **kwargs):
         super().__init__(iterator, optimizer, **kwargs)
-        self.comm, self.skip = comm, skip
+        self.comm, self.skip = comm, skip  # the same warm-up steps as TimedUpdater leaves out
         self.seconds = defaultdict(float)
         self.steps = 0
 

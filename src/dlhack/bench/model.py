@@ -53,7 +53,7 @@ def worker(impl, units, layers, batchsize, iterations, corpus, seed=0):
             start = time.perf_counter()
         optimizer.update(model, [x for x, _ in batch], [y for _, y in batch])
     seconds = time.perf_counter() - start
-    return {"sentences_per_sec": iterations * batchsize / seconds,
+    return {"blas": blas_info(), "sentences_per_sec": iterations * batchsize / seconds,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "rss_before_training_mb": rss_before}
 
@@ -84,9 +84,8 @@ def main(argv=None):
                                 args.corpus)))
         return 0
 
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers' BLAS: one thread each
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    print(f"BLAS: {blas_info()}  OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
     print(f"corpus: {args.corpus or 'embedded'}, batch {args.batchsize}, "
           f"{args.iterations} timed steps x {args.repeats} repeats, alternating")
     results = {}
@@ -95,6 +94,8 @@ def main(argv=None):
         for _ in range(args.repeats):
             for impl, figures in runs.items():
                 figures.append(measure(impl, units, layers, args))
+                if name == CONFIGS[0][0] and len(figures) == 1 and impl == "fast":
+                    print(f"BLAS in the workers: {figures[0]['blas']}")
         ratios = [f["sentences_per_sec"] / n["sentences_per_sec"]
                   for f, n in zip(runs["fast"], runs["nstep"])]
         results[name] = {"units": units, "layers": layers, "runs": runs,
@@ -107,7 +108,7 @@ def main(argv=None):
                   f"for training)")
         print(f"{name:>6} fast/nstep throughput ratio: median {statistics.median(ratios):.2f} "
               f"(runs: {', '.join(f'{r:.2f}' for r in ratios)})")
-    write_json(args.json, {"blas": blas_info(), "batchsize": args.batchsize,
+    write_json(args.json, {"batchsize": args.batchsize,
                            "corpus": args.corpus or "embedded", "results": results})
     print(f"wrote {args.json}")
     return 0
