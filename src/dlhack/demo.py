@@ -3,8 +3,9 @@
     dlhack demo                    # 2 ranks, embedded corpus, writes result/demo/
     dlhack demo --ranks 1 --epochs 1
 
-1. A short throughput probe: the same training steps (same per-rank batch) on 1 rank and on
-   N ranks, measured in this run, so the speed-up compares like with like.
+1. A throughput probe: one epoch over the whole corpus (same per-rank batch) on 1 rank and on
+   N ranks, measured in this run, so the speed-up compares like with like: the same
+   sentences, so the same mix of short and long ones.
 2. The full training run on N ranks under mpiexec: progress bar, dev BLEU per epoch, then
    corpus BLEU on the held-out test split, sample translations and throughput.
 
@@ -30,10 +31,10 @@ def run_train(ranks, args, quiet=False):
     subprocess.run(cmd, env=env, check=True, stdout=out)
 
 
-def probe(ranks, out, iterations, batchsize):
-    """Throughput (sentences/s) of ``iterations`` training steps on ``ranks`` ranks."""
+def probe(ranks, out, epochs, batchsize):
+    """Throughput (sentences/s) of ``epochs`` of training on ``ranks`` ranks."""
     path = Path(out) / f"probe_{ranks}" / "metrics.json"
-    run_train(ranks, ["--iterations", str(iterations), "--eval-every", "0", "--n-eval", "8",
+    run_train(ranks, ["--epochs", str(epochs), "--eval-every", "0", "--n-eval", "8",
                       "--batchsize", str(batchsize), "--no-progress", "--out",
                       str(path.parent)], quiet=True)
     return json.loads(path.read_text())["sentences_per_sec"]
@@ -47,17 +48,17 @@ def main(argv=None):
     p.add_argument("-o", "--out", default="result/demo")
     p.add_argument("-e", "--epochs", type=float, default=d.epochs)
     p.add_argument("-b", "--batchsize", type=int, default=d.batchsize, help="per rank")
-    p.add_argument("--probe-iterations", type=int, default=40,
-                   help="training steps in each throughput probe (0: skip the probe)")
+    p.add_argument("--probe-epochs", type=float, default=1,
+                   help="epochs in each throughput probe (0: skip the probe)")
     args = p.parse_args(argv)
     out = Path(args.out)
 
     speeds = {}
-    if args.probe_iterations:
+    if args.probe_epochs:
         for ranks in sorted({1, args.ranks}):
-            print(f"throughput probe: {args.probe_iterations} steps on {ranks} rank(s)...",
+            print(f"throughput probe: {args.probe_epochs:g} epoch(s) on {ranks} rank(s)...",
                   flush=True)
-            speeds[ranks] = probe(ranks, out, args.probe_iterations, args.batchsize)
+            speeds[ranks] = probe(ranks, out, args.probe_epochs, args.batchsize)
             print(f"  {speeds[ranks]:.0f} sentences/s", flush=True)
 
     print(f"\ntraining on {args.ranks} rank(s), batch {args.batchsize} per rank "

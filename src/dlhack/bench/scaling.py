@@ -3,8 +3,10 @@
     dlhack bench scaling                       # 1 and 2 ranks, demo model, 3 repeats
     dlhack bench scaling --ranks 1 2 4 --units 256 --layers 3
 
-Each point runs ``mpiexec -n k python -m dlhack.train --profile --iterations N`` (one BLAS
-thread per rank) and reads its throughput and per-rank time breakdown. The rank counts
+Each point runs ``mpiexec -n k python -m dlhack.train --profile --epochs 1`` (one BLAS
+thread per rank) and reads its throughput and per-rank time breakdown. A whole epoch, not a
+few steps: every rank count then trains on the same sentences, the same mix of short and long
+ones (``--iterations N`` measures N steps instead, quicker and noisier). The rank counts
 alternate within each repeat, so slow spells of a noisy machine hit all of them alike.
 Weak-scaling efficiency at k ranks = throughput(k) / (k x throughput(1)).
 Writes JSON and a PNG (breakdown per step as stacked bars, efficiency as a line).
@@ -27,8 +29,10 @@ def run_point(ranks, args, out):
     """One training run on ``ranks`` ranks; returns its metrics (profile included)."""
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads),
            "OPENBLAS_NUM_THREADS": str(args.threads)}
+    length = ["--iterations", str(args.iterations)] if args.iterations else \
+        ["--epochs", str(args.epochs)]
     cmd = [find_mpiexec(), "-n", str(ranks), sys.executable, "-m", "dlhack.train", "--profile",
-           "--iterations", str(args.iterations), "--eval-every", "0", "--n-eval", "8",
+           *length, "--eval-every", "0", "--n-eval", "8",
            "--batchsize", str(args.batchsize), "--units", str(args.units),
            "--layers", str(args.layers), "--no-progress", "--out", str(out)]
     if args.corpus:
@@ -66,7 +70,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="dlhack bench scaling", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-n", "--ranks", type=int, nargs="+", default=[1, 2])
-    p.add_argument("-i", "--iterations", type=int, default=60)
+    p.add_argument("-e", "--epochs", type=float, default=1)
+    p.add_argument("-i", "--iterations", type=int, help="steps per run instead of epochs")
     p.add_argument("-r", "--repeats", type=int, default=3)
     p.add_argument("-b", "--batchsize", type=int, default=64, help="per rank")
     p.add_argument("-u", "--units", type=int, default=128)
