@@ -25,6 +25,18 @@ ROOT = 0
 TAG = 7  # any fixed tag: the communicator is a private Dup, so nothing else shares it
 
 
+def start_from(array, out=None):
+    """Every allreduce starts from this rank's own values in ``out``: a copy of ``array``, or
+    ``array`` itself when ``out is array`` (in place). Returns ``out`` and a flat view of it."""
+    if out is None:
+        out = array.copy(order="C")
+    elif out is not array:
+        np.copyto(out, array)
+    if not out.flags.c_contiguous:
+        raise ValueError("out must be C-contiguous")
+    return out, out.reshape(-1)  # the view: (n,)
+
+
 def allreduce(mpi_comm, array, out=None):
     """Sum ``array`` over every rank of ``mpi_comm`` through rank 0.
 
@@ -37,13 +49,7 @@ def allreduce(mpi_comm, array, out=None):
         ``out``, holding the elementwise sum over ranks.
     """
     rank, size = mpi_comm.rank, mpi_comm.size
-    if out is None:
-        out = array.copy(order="C")
-    elif out is not array:
-        np.copyto(out, array)
-    if not out.flags.c_contiguous:
-        raise ValueError("out must be C-contiguous")
-    flat = out.reshape(-1)  # a view of out, (n,)
+    out, flat = start_from(array, out)
     if size == 1:
         return out
 

@@ -29,6 +29,8 @@ Lesson: "Allreduce from send and receive". The naive version is ``allreduce_naiv
 """
 import numpy as np
 
+from dlhack.parallel.allreduce_naive import start_from
+
 # Chunks above this many bytes are sent in segments: a segment is added while it is still in
 # cache, instead of streaming a whole 32 MB chunk through memory twice (quiet machine, 2 ranks:
 # 64 MB messages ran 1.6x faster with 1 MB or 4 MB segments than unsegmented). Every segment
@@ -74,13 +76,7 @@ def allreduce(mpi_comm, array, out=None):
         ``out``, holding the elementwise sum over ranks.
     """
     rank, size = mpi_comm.rank, mpi_comm.size
-    if out is None:
-        out = array.copy(order="C")
-    elif out is not array:
-        np.copyto(out, array)
-    if not out.flags.c_contiguous:
-        raise ValueError("out must be C-contiguous")
-    flat = out.reshape(-1)  # a view of out, (n,)
+    out, flat = start_from(array, out)  # flat: a view of out, (n,)
     if size == 1 or flat.size == 0:
         return out
 
