@@ -2,7 +2,7 @@
 import chainer
 import numpy as np
 
-from dlhack.batching import BucketIterator
+from dlhack.corpus.batching import BucketIterator
 
 
 def dataset(n, seed):

@@ -1,7 +1,7 @@
 """Lesson 6's broken scripts fail the way the lesson says, and their fixed twins work.
 
 lessons/scripts/06_debugging/NN_name_broken.py and NN_name_fixed.py, each run under mpiexec
-(through ``dlhack.launch.run``, which groups errors by rank and aborts a job when a rank raises)
+(through ``dlhack.tools.launch.run``, which groups errors by rank and aborts a job when a rank raises)
 with a timeout. The timing comparisons are ``slow``; every kind of bug keeps a fast test.
 """
 import io
@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dlhack.launch import run
+from dlhack.tools.launch import run
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "lessons" / "scripts" / "06_debugging"
 MPIEXEC = str(Path(sys.executable).with_name("mpiexec"))

@@ -1,12 +1,12 @@
-"""The embedded corpus (dlhack.data): determinism, disjoint splits, size, and real reordering."""
+"""The embedded corpus (dlhack.corpus.generate): determinism, disjoint splits, size, and real reordering."""
 import random
 import re
 from collections import Counter
 
 import pytest
 
-from dlhack import data
-from dlhack.phrases import LEX
+from dlhack.corpus import generate as data
+from dlhack.corpus.phrases import LEX
 
 
 @pytest.fixture(scope="module")

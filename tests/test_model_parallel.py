@@ -12,14 +12,14 @@ import chainer
 import numpy as np
 import pytest
 
-from dlhack.model_parallel import (
+from dlhack.model.seq2seq import Seq2seq
+from dlhack.parallel.model_parallel import (
     DECODER_LINKS,
     ENCODER_LINKS,
     ModelParallelSeq2seq,
     copy_weights,
     gradient_bytes,
 )
-from dlhack.seq2seq import Seq2seq
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the mpiexec children
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -137,9 +137,9 @@ def test_one_rank_is_refused():
 
 
 def test_the_module_docstring_command_runs():
-    """``mpiexec -n 2 python -m dlhack.model_parallel --steps 3``, a little smaller."""
+    """``mpiexec -n 2 python -m dlhack.parallel.model_parallel --steps 3``, a little smaller."""
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    cmd = [mpiexec, "-n", "2", sys.executable, "-m", "dlhack.model_parallel", "--steps", "2",
+    cmd = [mpiexec, "-n", "2", sys.executable, "-m", "dlhack.parallel.model_parallel", "--steps", "2",
            "--batchsize", "8", "--units", "32", "--n-train", "100"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False,
                           env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})

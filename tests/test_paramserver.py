@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from dlhack import paramserver as ps
+from dlhack.parallel import paramserver as ps
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from chainer import training
 
-from dlhack import schedules
-from dlhack.batching import BucketIterator
+from dlhack.corpus.batching import BucketIterator
+from dlhack.parallel import schedules
 
 
 def test_warmup_ramps_linearly_to_scaled_rate():

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from chainer import gradient_check
 
-from dlhack.lstm import lstm_sequence
-from dlhack.seq2seq import EOS, Seq2seq
+from dlhack.model.lstm import lstm_sequence
+from dlhack.model.seq2seq import EOS, Seq2seq
 
 V = 40
 

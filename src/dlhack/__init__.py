@@ -1,18 +1,27 @@
 """dlhack: a hands-on course in distributed deep learning with Chainer and ChainerMN.
 
-The library behind the notebooks in ``lessons/`` and ``labs/``:
+The library behind the notebooks in ``lessons/`` and ``labs/``. What a learner reads, in order:
 
-- ``dlhack.data``      the embedded English->Japanese corpus, generated from a small grammar
-- ``dlhack.corpus``    the loader for small_parallel_enja-style corpora and the vocabulary
-- ``dlhack.seq2seq``   the LSTM encoder-decoder translator (fast CPU LSTM beside NStepLSTM)
-- ``dlhack.train``     training with Chainer's Trainer, single process or data-parallel
-- ``dlhack.parallel``  communicator, multi-node optimizer and dataset scattering over mpi4py
-- ``dlhack.profile``   where each rank's training step goes, and what that says
-- ``dlhack.snapshot``  snapshots that a killed run resumes from, checked before loading
-- ``dlhack.paramserver``, ``dlhack.schedules``, ``dlhack.model_parallel``: lessons 4, 5, 7
-- ``dlhack.grade``     the autograder for the labs
-- ``dlhack.doctor``, ``dlhack.launch``, ``dlhack.magic``: the environment check, the
-  rank-aware launcher (``dlhack run``) and the ``%%mpiexec`` cell magic
+1. ``dlhack.corpus``     the data: the embedded English->Japanese corpus (generated from a small
+                         grammar), the small_parallel_enja loader, vocabularies, batching
+2. ``dlhack.model``      the LSTM encoder-decoder translator (fast CPU LSTM beside NStepLSTM)
+3. ``dlhack.bleu``, ``dlhack.evaluation``   corpus BLEU, translating, the BLEU evaluator
+4. ``dlhack.train``      training with Chainer's Trainer; data-parallel in a handful of lines
+   ``dlhack.profile``    timing a training step, phase by phase, and what the phases say
+   ``dlhack.report``     what rank 0 prints and writes; ``dlhack.atomic``: files written whole
+   ``dlhack.snapshot``   snapshots that a killed run resumes from, checked before loading
+   ``dlhack.translate``  ``dlhack translate``: a trained model on new sentences
+5. ``dlhack.parallel``   every distributed idea: allreduce (naive, ring, MPI), the communicator,
+                         multi-node optimizer, dataset scattering, evaluator, parameter server,
+                         point-to-point and model parallelism, large-batch schedules
+
+Machinery that runs, supervises, grades or measures jobs lives in its own rooms:
+
+- ``dlhack.tools``       doctor, the rank-aware launcher (``dlhack run``), the rank wrapper,
+                         stacks and post-mortems, the ``%%mpiexec`` magic, the mpiexec lookup
+- ``dlhack.grade``       the autograder for the labs
+- ``dlhack.bench``       benchmarks that print figures
+- ``dlhack.cli``         the ``dlhack`` command
 
 ``%load_ext dlhack`` in a notebook adds the ``%%mpiexec`` cell magic.
 """
@@ -31,6 +40,6 @@ with warnings.catch_warnings(), contextlib.suppress(Exception):  # doctor report
 
 def load_ipython_extension(ipython):
     """Register the ``%%mpiexec`` cell magic (``%load_ext dlhack``)."""
-    from dlhack.magic import load_ipython_extension as _load
+    from dlhack.tools.magic import load_ipython_extension as _load
 
     _load(ipython)

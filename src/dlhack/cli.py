@@ -16,15 +16,15 @@ import importlib
 import sys
 
 COMMANDS = {
-    "data": ("dlhack.data", "generate the embedded English-Japanese corpus"),
+    "data": ("dlhack.corpus.generate", "generate the embedded English-Japanese corpus"),
     "train": ("dlhack.train", "train the translator (data-parallel under mpiexec)"),
     "translate": ("dlhack.translate", "translate sentences with a trained model"),
-    "demo": ("dlhack.demo", "the main job of `make demo`"),
+    "demo": ("dlhack.tools.demo", "the main job of `make demo`"),
     "bench": ("dlhack.bench", "benchmarks that print figures and write JSON"),
     "grade": ("dlhack.grade.cli", "grade lab submissions"),
     "labs": ("dlhack.grade.labs", "generate labs/ from solutions/, or check they are current"),
-    "doctor": ("dlhack.doctor", "check this environment and explain what to fix"),
-    "run": ("dlhack.launch", "run a command under mpiexec with rank-prefixed output"),
+    "doctor": ("dlhack.tools.doctor", "check this environment and explain what to fix"),
+    "run": ("dlhack.tools.launch", "run a command under mpiexec with rank-prefixed output"),
 }
 
 

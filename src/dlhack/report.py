@@ -4,12 +4,13 @@
 """
 import dataclasses
 import json
-import os
 import time
 from pathlib import Path
 
 import chainer
 from chainer.training import extensions
+
+from dlhack.atomic import write_json
 
 LOG_KEYS = ["epoch", "iteration", "main/loss", "validation/main/loss", "validation/bleu",
             "elapsed_time"]
@@ -71,14 +72,6 @@ class ProgressLine(chainer.training.Extension):
               flush=True)
 
 
-def write_json(path, obj):
-    """Write JSON atomically: a reader never sees half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
 
 def save_model(out, model, config, src_vocab, tgt_vocab):
     """``model.npz`` (parameters) and ``model.json`` (settings and vocabularies)."""
@@ -96,7 +89,7 @@ def load_model(path):
         (model, src_vocab, tgt_vocab)
     """
     from dlhack.corpus import Vocabulary
-    from dlhack.seq2seq import Seq2seq
+    from dlhack.model.seq2seq import Seq2seq
 
     path = Path(path)
     directory = path if path.is_dir() else path.parent

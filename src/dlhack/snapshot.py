@@ -41,13 +41,14 @@ Lesson: "Runs that survive faults".
 import hashlib
 import io
 import json
-import os
 import re
 from pathlib import Path
 
 import chainer
 import numpy as np
 from chainer.serializers import DictionarySerializer, NpzDeserializer
+
+from dlhack.atomic import write_bytes
 
 MAGIC = b"DLHACK-SNAPSHOT 1 "
 NAME = "snapshot_iter_{:08d}.snapshot"
@@ -69,23 +70,7 @@ def write_snapshot(path, arrays, iteration, ranks=1):
     payload = buffer.getvalue()
     header = {"iteration": int(iteration), "ranks": int(ranks), "payload_bytes": len(payload),
               "sha256": hashlib.sha256(payload).hexdigest()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # dot: never matches NAME_RE
-    try:
-        with open(tmp, "wb") as f:
-            f.write(MAGIC + json.dumps(header).encode() + b"\n")
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())  # the bytes are on disk before the name points at them
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)  # and so is the rename
-    finally:
-        os.close(directory)
+    write_bytes(path, MAGIC + json.dumps(header).encode() + b"\n" + payload)
     return header
 
 

@@ -20,9 +20,9 @@ import numpy as np
 from chainer.training import extensions
 
 from dlhack import report
-from dlhack.batching import BucketIterator
+from dlhack.corpus.batching import BucketIterator
 from dlhack.evaluation import BleuEvaluator, bleu_of, translate_ids
-from dlhack.seq2seq import Seq2seq, convert
+from dlhack.model.seq2seq import Seq2seq, convert
 
 
 @dataclasses.dataclass

@@ -8,9 +8,9 @@ import chainer
 import numpy as np
 import pytest
 
+from dlhack.model.seq2seq import Seq2seq
 from dlhack.parallel import create_communicator
 from dlhack.parallel.equivalence import max_difference, train_both
-from dlhack.seq2seq import Seq2seq
 
 V = 30
 

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from dlhack.doctor import (
+from dlhack.tools.doctor import (
     check_blas,
     check_chainer,
     check_gpu,
@@ -20,7 +20,7 @@ from dlhack.doctor import (
     exit_status,
     report,
 )
-from dlhack.mpicheck import RoundTrip, check_mpiexec, check_roundtrip, flavour
+from dlhack.tools.mpicheck import RoundTrip, check_mpiexec, check_roundtrip, flavour
 
 MPICH_LIBRARY = {"mpi4py": "4.1.2", "library": "MPICH Version:      5.0.2\nMPICH ABI: 18:2:6"}
 HYDRA = "HYDRA build details:\n    Version:                                 5.0.2\n"

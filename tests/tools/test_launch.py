@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from dlhack.launch import TIMEOUT_STATUS, WRAPPER, main, run, wrap
+from dlhack.tools.launch import TIMEOUT_STATUS, WRAPPER, main, run, wrap
 
 
 def test_every_line_is_marked_with_its_rank(scripts):

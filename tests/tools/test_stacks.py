@@ -1,5 +1,5 @@
-"""Reading tracebacks and faulthandler dumps (dlhack.stacks), from text alone."""
-from dlhack.stacks import group_errors, last_error, normalise, where
+"""Reading tracebacks and faulthandler dumps (dlhack.tools.stacks), from text alone."""
+from dlhack.tools.stacks import group_errors, last_error, normalise, where
 
 TRACEBACK = """\
 some output
@@ -47,7 +47,7 @@ def test_where_names_the_mpi_call_a_rank_waits_in(tmp_path):
     script.write_text("import x\n\nif rank == 0:\n    data = comm.recv(source=1)\n")
     dump = (f'Current thread 0x00007f00 (most recent call first):\n'
             f'  File "{script}", line 4 in <module>\n'
-            f'  File "/x/dlhack/_rankwrap.py", line 90 in run_target\n')
+            f'  File "/x/dlhack/tools/rankwrap.py", line 90 in run_target\n')
     assert where(dump) == "is waiting in comm.recv (job.py:4)"
 
 

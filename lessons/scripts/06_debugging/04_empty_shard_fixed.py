@@ -10,7 +10,7 @@ import numpy as np
 
 from dlhack.corpus import default_corpus
 from dlhack.parallel import create_communicator, scatter_dataset
-from dlhack.seq2seq import Seq2seq
+from dlhack.model.seq2seq import Seq2seq
 
 comm = create_communicator("ring")
 corpus = default_corpus(seed=0, n_train=200, n_dev=3, n_test=1) if comm.rank == 0 else None

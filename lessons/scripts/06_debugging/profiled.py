@@ -13,10 +13,10 @@ import chainer
 import numpy as np
 
 from dlhack import profile
-from dlhack.batching import BucketIterator
+from dlhack.corpus.batching import BucketIterator
 from dlhack.corpus import default_corpus
 from dlhack.parallel import scatter_dataset
-from dlhack.seq2seq import Seq2seq, convert
+from dlhack.model.seq2seq import Seq2seq, convert
 
 
 def profile_steps(comm, batchsize, iterations=12, units=128, layers=2, n_train=1000, lr=2e-3):

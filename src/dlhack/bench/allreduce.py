@@ -30,14 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dlhack.mpiexec import find_mpiexec
+from dlhack import atomic
+from dlhack.tools.mpiexec import launched_rank, mpiexec_command
 
 DEFAULT_SIZES = ["4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M"]  # powers of 4
 DEFAULT_JSON = "result/bench/allreduce.json"
 ALGORITHMS = ("naive", "ring", "mpi", "chainermn")  # chainermn: its naive communicator
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-# Set by mpiexec (MPICH/Hydra, Open MPI, PMIx): we already run as one rank of a job.
-LAUNCHED_ENV = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 
 
 def parse_size(text):
@@ -131,15 +130,13 @@ def table(rows):
 
 
 def write_json(path, rows, library, load_average=None):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"mpi_library": library, "dtype": "float32", "load_average": load_average,
            "definitions": {"algbw": "bytes / median time",
                            "busbw": "algbw * 2 (p - 1) / p",
                            "copy": "np.copyto of the same bytes, every rank at once",
                            "time": "median over repeats of the slowest rank's time"},
            "rows": rows}
-    path.write_text(json.dumps(doc, indent=1))
+    atomic.write_json(path, doc)
 
 
 def mpi_library():
@@ -154,13 +151,12 @@ def launch(args, argv):
     counts = [p for p in args.ranks if p <= cores]
     for p in sorted(set(args.ranks) - set(counts)):
         print(f"skipping --ranks {p}: more ranks than the {cores} cores would time the scheduler")
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     rows, library, loads = [], None, []
     with tempfile.TemporaryDirectory() as tmp:
         for p in counts:
             out = Path(tmp, f"{p}.json")
-            cmd = [find_mpiexec(), "-n", str(p), sys.executable, "-m", "dlhack.bench.allreduce",
-                   *argv, "--json", str(out)]
+            cmd, env = mpiexec_command(p, [sys.executable, "-m", "dlhack.bench.allreduce",
+                                           *argv, "--json", str(out)])
             subprocess.run(cmd, env=env, check=True)
             doc = json.loads(out.read_text())
             rows += doc["rows"]
@@ -201,7 +197,7 @@ def main(argv=None):
     """``dlhack bench allreduce``: see the module docstring."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
-    if not any(name in os.environ for name in LAUNCHED_ENV):
+    if launched_rank() is None:
         # Not under mpiexec: start one job per rank count, passing our flags on.
         return launch(args, strip_options(argv, ("-n", "--ranks", "-j", "--json")))
 

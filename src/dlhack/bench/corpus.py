@@ -10,13 +10,12 @@ at about 37 BLEU on small_parallel_enja.
 """
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from dlhack.bench.model import blas_info
-from dlhack.mpiexec import find_mpiexec
+from dlhack.tools.mpiexec import mpiexec_command
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[3].parent / "shared/data/small_parallel_enja"
 
@@ -39,12 +38,11 @@ def main(argv=None):
         print(f"no corpus at {args.corpus}: pass --corpus DIR (small_parallel_enja format)")
         return 2
     print(f"BLAS: {blas_info()}; {args.ranks} ranks x 1 thread; budget {args.minutes} min")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    cmd = [find_mpiexec(), "-n", str(args.ranks), sys.executable, "-m", "dlhack.train",
-           "--corpus", args.corpus, "--units", str(args.units), "--layers", str(args.layers),
-           "--batchsize", str(args.batchsize), "--epochs", str(args.epochs),
-           "--minutes", str(args.minutes), "--vocab-size", str(args.vocab_size),
-           "--dropout", str(args.dropout), "--no-progress", "--out", args.out]
+    cmd, env = mpiexec_command(args.ranks, [
+        sys.executable, "-m", "dlhack.train", "--corpus", args.corpus, "--units", args.units,
+        "--layers", args.layers, "--batchsize", args.batchsize, "--epochs", args.epochs,
+        "--minutes", args.minutes, "--vocab-size", args.vocab_size, "--dropout", args.dropout,
+        "--no-progress", "--out", args.out])
     subprocess.run(cmd, env=env, check=True)
     metrics = json.loads((Path(args.out) / "metrics.json").read_text())
     print(f"\nsmall_parallel_enja test BLEU {metrics['bleu']:.1f} after {metrics['epochs']:.1f} "

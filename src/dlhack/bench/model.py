@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from dlhack.report import write_json
+from dlhack.atomic import write_json
 
 CONFIGS = [("demo", 128, 2), ("256x3", 256, 3)]
 
@@ -36,7 +36,7 @@ def worker(impl, units, layers, batchsize, iterations, corpus, seed=0):
     import numpy as np
 
     from dlhack.corpus import default_corpus, load_corpus
-    from dlhack.seq2seq import Seq2seq
+    from dlhack.model.seq2seq import Seq2seq
 
     data = load_corpus(corpus) if corpus else default_corpus(seed=seed)
     rng = np.random.RandomState(seed)  # the same batches for every formulation

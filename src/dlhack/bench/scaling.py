@@ -13,30 +13,27 @@ Writes JSON and a PNG (breakdown per step as stacked bars, efficiency as a line)
 """
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 from dlhack import profile
+from dlhack.atomic import write_json
 from dlhack.bench.model import blas_info
-from dlhack.mpiexec import find_mpiexec
-from dlhack.report import write_json
+from dlhack.tools.mpiexec import mpiexec_command
 
 
 def run_point(ranks, args, out):
     """One training run on ``ranks`` ranks; returns its metrics (profile included)."""
-    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads),
-           "OPENBLAS_NUM_THREADS": str(args.threads)}
     length = ["--iterations", str(args.iterations)] if args.iterations else \
         ["--epochs", str(args.epochs)]
-    cmd = [find_mpiexec(), "-n", str(ranks), sys.executable, "-m", "dlhack.train", "--profile",
-           *length, "--eval-every", "0", "--n-eval", "8",
-           "--batchsize", str(args.batchsize), "--units", str(args.units),
-           "--layers", str(args.layers), "--no-progress", "--out", str(out)]
+    argv = [sys.executable, "-m", "dlhack.train", "--profile", *length, "--eval-every", "0",
+            "--n-eval", "8", "--batchsize", str(args.batchsize), "--units", str(args.units),
+            "--layers", str(args.layers), "--no-progress", "--out", str(out)]
     if args.corpus:
-        cmd += ["--corpus", args.corpus]
+        argv += ["--corpus", args.corpus]
+    cmd, env = mpiexec_command(ranks, argv, threads=args.threads)
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
     return json.loads((Path(out) / "metrics.json").read_text())
 

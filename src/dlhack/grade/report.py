@@ -10,12 +10,11 @@ could not run, a problem of the grader or its environment), ``score``, ``max_sco
 ``message``, ``warnings`` and ``exercises``, each with its ``tests``, each with its ``runs`` (one
 per rank count).
 """
-import json
-import os
-import tempfile
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from dlhack import atomic
 
 MARKS = {"passed": "pass", "not_done": "todo", "not_run": "----"}
 
@@ -55,23 +54,9 @@ def feedback(result, exercises=None):
     return "\n".join(lines)
 
 
-def write_atomic(path, text):
-    """Write ``text`` to ``path`` through a temporary file in the same directory and os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_json(path, data):
     """One result, or ``{"submissions": [...]}`` for several, as indented JSON."""
-    write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    atomic.write_json(path, data)
 
 
 def junit(results):
@@ -112,4 +97,4 @@ def junit(results):
 
 
 def write_junit(path, results):
-    write_atomic(path, junit(results))
+    atomic.write_text(path, junit(results))

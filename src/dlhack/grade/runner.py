@@ -41,7 +41,7 @@ from dlhack.grade.plan import RANK_SCRIPT, LabError, child_env, write_files
 from dlhack.grade.procs import POLL, dump_stacks, kill_all
 from dlhack.grade.rank import sign
 from dlhack.grade.verdict import summarize
-from dlhack.mpiexec import find_mpiexec as _find_mpiexec
+from dlhack.tools.mpiexec import find_mpiexec as _find_mpiexec
 
 FAIL_GRACE = 2.0   # s: after one rank fails, how long the others get before they count as stuck
 PASS_GRACE = 5.0   # s: after one rank passes; generous: a false "stuck" fails a correct answer

@@ -1,7 +1,7 @@
 """Shared by the graded tests of lab 01: seeded models and batches, the library's own results
 as the reference, and hints for the commonest wrong answers.
 
-Every reference comes from ``dlhack.seq2seq.Seq2seq`` itself (``model(xs, ys)`` for the loss,
+Every reference comes from ``dlhack.model.seq2seq.Seq2seq`` itself (``model(xs, ys)`` for the loss,
 ``model.translate`` for greedy translation, ``dlhack.bleu.corpus_bleu`` for BLEU), computed in
 the same process on the same weights, so the comparison does not depend on the machine.
 """
@@ -9,7 +9,7 @@ import chainer
 import chainer.functions as F
 import numpy as np
 
-from dlhack.seq2seq import BOS, EOS, PAD, Seq2seq, pad
+from dlhack.model.seq2seq import BOS, EOS, PAD, Seq2seq, pad
 
 SRC_VOCAB, TGT_VOCAB = 11, 13
 SRC_LENGTHS = (5, 3, 7, 1, 4)

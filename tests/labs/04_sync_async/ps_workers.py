@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-GRAD, PARAMS, DONE = 1, 2, 3  # the tags of the lab (and of dlhack.paramserver)
+GRAD, PARAMS, DONE = 1, 2, 3  # the tags of the lab (and of dlhack.parallel.paramserver)
 REPLY_TIMEOUT_S = 8.0
 RECORD_TIMEOUT_S = 3.0  # under the grader's 5 s grace after a rank passes
 

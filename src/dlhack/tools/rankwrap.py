@@ -1,11 +1,11 @@
 """One rank of a ``dlhack run`` job: the small wrapper that the launcher starts on every rank.
 
-    python _rankwrap.py RUN_DIR script.py ARGS...
-    python _rankwrap.py RUN_DIR -m module ARGS...
-    python _rankwrap.py RUN_DIR -c CODE ARGS...
-    python _rankwrap.py RUN_DIR --exec COMMAND ARGS...    # not Python: only the output is caught
+    python rankwrap.py RUN_DIR script.py ARGS...
+    python rankwrap.py RUN_DIR -m module ARGS...
+    python rankwrap.py RUN_DIR -c CODE ARGS...
+    python rankwrap.py RUN_DIR --exec COMMAND ARGS...    # not Python: only the output is caught
 
-``dlhack.launch`` builds these command lines; you do not type them. Before running the learner's
+``dlhack.tools.launch`` builds these command lines; you do not type them. Before running the learner's
 code, in the same process, the wrapper:
 
 1. sends this rank's stdout and stderr to ``RUN_DIR/rank.N.out``. The launcher follows those
@@ -21,7 +21,7 @@ code, in the same process, the wrapper:
    same abort.)
 
 Only the standard library is used, and the launcher runs this file by its path rather than with
-``-m dlhack._rankwrap``: the learner's Python then need not have dlhack installed, and a rank
+``-m dlhack.tools.rankwrap``: the learner's Python then need not have dlhack installed, and a rank
 does not import Chainer (which ``dlhack/__init__.py`` does) before its own code starts.
 """
 import sys

@@ -8,7 +8,7 @@
     print(comm.rank, comm.allreduce(comm.rank))
 
 The cell is written to a temporary file and run as ``python FILE`` on every rank by
-:func:`dlhack.launch.run`, the same code as ``dlhack run``: lines appear in the notebook as they
+:func:`dlhack.tools.launch.run`, the same code as ``dlhack run``: lines appear in the notebook as they
 are printed, marked ``[rank]``, and a summary follows (the same error on every rank, or on some
 ranks only; where each rank waited).
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from IPython.core.error import UsageError
 
-from dlhack.launch import run
+from dlhack.tools.launch import run
 
 DEFAULT_TIMEOUT_S = 60.0
 

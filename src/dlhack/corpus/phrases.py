@@ -1,13 +1,13 @@
-"""Phrases of the embedded corpus: the lexicon read from :mod:`dlhack.grammar`, verb endings, and
-noun phrases rendered in English and Japanese at once. :mod:`dlhack.data` builds sentences.
+"""Phrases of the embedded corpus: the lexicon read from :mod:`dlhack.corpus.grammar`, verb endings, and
+noun phrases rendered in English and Japanese at once. :mod:`dlhack.corpus.generate` builds sentences.
 
 Japanese order inside a noun phrase: determiner, adjective, noun ("私 の 赤い 車"); a numeral
 with its counter floats after the particle ("りんご を 三 つ"), so phrases carry it apart.
 """
 from typing import NamedTuple
 
-from dlhack import grammar as g
-from dlhack.grammar import BE, ja_predicate
+from dlhack.corpus import grammar as g
+from dlhack.corpus.grammar import BE, ja_predicate
 
 
 class Noun(NamedTuple):
@@ -63,7 +63,7 @@ class Phrase(NamedTuple):
 
 
 class Lexicon:
-    """Every table of :mod:`dlhack.grammar`, parsed into the types above."""
+    """Every table of :mod:`dlhack.corpus.grammar`, parsed into the types above."""
 
     def __init__(self):
         self.nouns = {}

@@ -1,9 +1,9 @@
-"""The word lists and inflection rules behind the embedded corpus (:mod:`dlhack.data`).
+"""The word lists and inflection rules behind the embedded corpus (:mod:`dlhack.corpus.generate`).
 
 Every English word maps to one Japanese form, so a model can learn the corpus exactly; what makes
 it hard is the order (SVO -> SOV, postpositions, numerals floated after the object) and the
 inflection (tense, negation, politeness in questions). Tables are compact text, parsed into a
-lexicon by :mod:`dlhack.phrases`:
+lexicon by :mod:`dlhack.corpus.phrases`:
 entries are separated by ``;`` or newlines, fields by spaces, and ``_`` joins a multi-word field
 ("police_officer", "男_の_人").
 
@@ -164,7 +164,7 @@ NUMBERS = """one 一; two 二; three 三; four 四; five 五; six 六; seven 七
 eleven 十一; twelve 十二"""
 DAYS = """monday 月曜日; tuesday 火曜日; wednesday 水曜日; thursday 木曜日; friday 金曜日
 saturday 土曜日; sunday 日曜日"""
-TIMES = {  # tense -> phrases; dlhack.phrases.time_phrase adds days and clock hours
+TIMES = {  # tense -> phrases; dlhack.corpus.phrases.time_phrase adds days and clock hours
     "past": "yesterday 昨日; last_night 昨夜; last_week 先週; last_month 先月; last_year 去年;"
             " this_morning 今朝",
     "fut": "tomorrow 明日; tonight 今夜; next_week 来週; next_month 来月; next_year 来年",

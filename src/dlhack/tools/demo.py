@@ -13,20 +13,18 @@ Results go to ``OUT/metrics.json`` (with the speed-up added) and ``OUT/training.
 """
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from dlhack.mpiexec import find_mpiexec
-from dlhack.report import write_json
+from dlhack.atomic import write_json
+from dlhack.tools.mpiexec import mpiexec_command
 from dlhack.train import TrainConfig
 
 
 def run_train(ranks, args, quiet=False):
     """``mpiexec -n ranks dlhack train ARGS`` with one BLAS thread per rank."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    cmd = [find_mpiexec(), "-n", str(ranks), sys.executable, "-m", "dlhack.train", *args]
+    cmd, env = mpiexec_command(ranks, [sys.executable, "-m", "dlhack.train", *args])
     out = subprocess.DEVNULL if quiet else None
     subprocess.run(cmd, env=env, check=True, stdout=out)
 

@@ -1,7 +1,7 @@
 """The translator split across two ranks (モデル並列, model parallelism): encoder on rank 0,
 decoder on rank 1.
 
-    mpiexec -n 2 python -m dlhack.model_parallel --steps 3      # a few steps: loss and bytes
+    mpiexec -n 2 python -m dlhack.parallel.model_parallel --steps 3      # a few steps: loss and bytes
 
 Lesson 7 (``lessons/07_model_parallel.ipynb``) introduces it. In data parallelism (lesson 3)
 every rank holds the whole model and the ranks exchange *gradients*, once per step. Here each
@@ -25,7 +25,7 @@ of what it sent; ``recv`` returns variables whose gradients are sent back in bac
 on any mpi4py communicator (or one of ours, or ChainerMN's, through its ``mpi_comm``) and count
 the bytes they move (``Traffic``).
 
-``ModelParallelSeq2seq`` is ``dlhack.seq2seq.Seq2seq`` with the other rank's links deleted: the
+``ModelParallelSeq2seq`` is ``dlhack.model.seq2seq.Seq2seq`` with the other rank's links deleted: the
 parameter names stay the same, so the same weights can be loaded into both (``copy_weights``)
 and every loss and gradient compared (tests/test_model_parallel.py).
 """
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import chainer
 import numpy as np
 
-from dlhack.seq2seq import PAD, Seq2seq, pad
+from dlhack.model.seq2seq import PAD, Seq2seq, pad
 
 ENCODER_LINKS = ("embed_x", "encoder")  # on the encoder rank
 DECODER_LINKS = ("embed_y", "decoder", "W_c", "W_o")  # on the decoder rank
@@ -248,7 +248,7 @@ def gradient_bytes(model):
 
 def main(argv=None):
     """Train the split translator a few steps on the embedded corpus; the decoder rank reports."""
-    p = argparse.ArgumentParser(prog="python -m dlhack.model_parallel", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m dlhack.parallel.model_parallel", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-s", "--steps", type=int, default=3)
     p.add_argument("-b", "--batchsize", type=int, default=32)

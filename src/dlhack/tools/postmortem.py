@@ -1,12 +1,12 @@
 """Explain how a ``dlhack run`` job ended, in the words a mentor would use at the table.
 
 :func:`explain` reads what the ranks left (tracebacks, stack dumps, the ``rank.N.done`` files of
-``_rankwrap.py``) into a RunResult; :func:`summarise` turns that into the summary printed after
-the job. The parsing itself is in :mod:`dlhack.stacks`.
+``rankwrap.py``) into a RunResult; :func:`summarise` turns that into the summary printed after
+the job. The parsing itself is in :mod:`dlhack.tools.stacks`.
 """
 from pathlib import Path
 
-from dlhack.stacks import group_errors, is_wrapper_frame, last_error, where
+from dlhack.tools.stacks import group_errors, is_wrapper_frame, last_error, where
 
 SAME_EVERYWHERE = ("It does not depend on the rank: reproduce it with --single (one process, "
                    "no MPI) and debug it there.")

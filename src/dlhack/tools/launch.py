@@ -12,7 +12,7 @@ After the job, a summary says what happened:
 - a timeout (or Ctrl-C): the Python stack of every rank is dumped first, and the summary says which
   MPI call each rank waits in, e.g. "rank 0 is waiting in comm.recv (job.py:9)".
 
-How: each rank runs in ``_rankwrap.py`` (read its docstring), which sends the rank's output to a
+How: each rank runs in ``rankwrap.py`` (read its docstring), which sends the rank's output to a
 file of its own, registers faulthandler on SIGUSR1 and calls ``MPI_Abort`` on an uncaught
 exception, so one failing rank ends the job instead of hanging it. mpiexec runs in a session of
 its own; at the end, every rank and mpiexec are killed, so nothing is left running.
@@ -34,10 +34,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dlhack.mpiexec import find_mpiexec
-from dlhack.postmortem import explain, summarise
+from dlhack.tools.mpiexec import find_mpiexec
+from dlhack.tools.postmortem import explain, summarise
 
-WRAPPER = Path(__file__).with_name("_rankwrap.py")
+WRAPPER = Path(__file__).with_name("rankwrap.py")
 POLL_S = 0.05  # how often the rank files are read: output appears within this delay
 DUMP_WAIT_S = 2.0  # how long the ranks get to write their stacks after SIGUSR1
 TIMEOUT_STATUS = 124  # as coreutils' `timeout`
@@ -54,7 +54,7 @@ class RunResult:
     single: bool = False
     output: dict = field(default_factory=dict)  # rank -> lines, without the "[rank]" prefix
     launcher_output: list = field(default_factory=list)  # mpiexec's own lines
-    errors: list = field(default_factory=list)  # ErrorGroups, see dlhack.stacks
+    errors: list = field(default_factory=list)  # ErrorGroups, see dlhack.tools.stacks
     aborted: list = field(default_factory=list)  # ranks that called MPI_Abort after an error
     timed_out: bool = False
     interrupted: bool = False
@@ -65,7 +65,7 @@ class RunResult:
 
 
 def wrap(cmd, run_dir):
-    """The command each rank runs: ``python [options] _rankwrap.py RUN_DIR script.py ...``."""
+    """The command each rank runs: ``python [options] rankwrap.py RUN_DIR script.py ...``."""
     exe, rest = cmd[0], list(cmd[1:])
     if not PYTHON.match(os.path.basename(exe)) and exe != sys.executable:
         return [sys.executable, str(WRAPPER), run_dir, "--exec", *cmd]

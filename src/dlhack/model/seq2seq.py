@@ -10,7 +10,7 @@ Two formulations of the same LSTM share one set of parameters (those of ``L.NSte
 - ``impl="fast"`` (the default): for each layer, the input projection of *all* time steps is
   one matrix product ``(T*B, n_in) @ (n_in, 4H)`` done before the time loop; the loop itself,
   with only the recurrent product ``(B, H) @ (H, 4H)`` left in it, is one Chainer function
-  (``dlhack.lstm``) instead of a dozen per time step. A batch is one dense padded ``(T, B)``
+  (``dlhack.model.lstm``) instead of a dozen per time step. A batch is one dense padded ``(T, B)``
   array; each sentence's final state is picked out at its own length.
 - ``impl="nstep"``: Chainer's own ``NStepLSTM`` on lists of sequences, kept as the reference.
   On CPU it re-stacks the eight weight matrices at every time step (and keeps each copy for
@@ -28,7 +28,7 @@ import chainer.links as L
 import numpy as np
 
 from dlhack.corpus import Vocabulary
-from dlhack.lstm import lstm_sequence
+from dlhack.model.lstm import lstm_sequence
 
 UNK, BOS, EOS = Vocabulary.UNK, Vocabulary.BOS, Vocabulary.EOS
 PAD = -1  # padding id: EmbedID(ignore_label=-1) embeds it as zeros; the loss ignores it

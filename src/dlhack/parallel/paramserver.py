@@ -1,7 +1,7 @@
 """A parameter server over MPI messages: synchronous, asynchronous, and allreduce beside them.
 
-    mpiexec -n 3 python -m dlhack.paramserver --modes sync async allreduce --json ps.json
-    mpiexec -n 3 python -m dlhack.paramserver --straggler 1 --delay 0.02 --seconds 2 --steps 10000
+    mpiexec -n 3 python -m dlhack.parallel.paramserver --modes sync async allreduce --json ps.json
+    mpiexec -n 3 python -m dlhack.parallel.paramserver --straggler 1 --delay 0.02 --seconds 2 --steps 10000
 
 Parameter server (パラメータサーバ): rank 0 holds the parameters, a flat float32 vector; ranks
 1..size-1 are workers. A worker computes a gradient on a minibatch of its shard, pushes it to the
@@ -297,8 +297,8 @@ def compare(comm, modes=("sync", "async", "allreduce"), **kwargs):
 
 
 def main(argv=None):
-    """``python -m dlhack.paramserver`` under mpiexec; rank 0 prints and writes the JSON."""
-    p = argparse.ArgumentParser(prog="python -m dlhack.paramserver", description=__doc__,
+    """``python -m dlhack.parallel.paramserver`` under mpiexec; rank 0 prints and writes the JSON."""
+    p = argparse.ArgumentParser(prog="python -m dlhack.parallel.paramserver", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-m", "--modes", nargs="+", default=["sync", "async", "allreduce"],
                    choices=["sync", "async", "allreduce"], help="modes to run, in turn")

@@ -2,8 +2,8 @@
 
     dlhack data make OUTDIR [-s/--seed N] [-t/--train N] [-d/--dev N] [-T/--test N]
 
-:func:`generate` draws sentences from the word lists of :mod:`dlhack.grammar` and renders each
-in both languages at once (:mod:`dlhack.phrases`): English subject-verb-object becomes Japanese
+:func:`generate` draws sentences from the word lists of :mod:`dlhack.corpus.grammar` and renders each
+in both languages at once (:mod:`dlhack.corpus.phrases`): English subject-verb-object becomes Japanese
 subject-object-verb with particles, numerals float after the object ("three apples" ->
 "りんご を 三 つ"), questions turn polite ("食べ ま し た か ？"). Each English sentence has
 exactly one Japanese rendering, so a small attention LSTM can learn the corpus; what it must
@@ -14,8 +14,15 @@ import argparse
 import random
 from pathlib import Path
 
-from dlhack.grammar import BE, en_question, en_statement, ja_plain, ja_polite_question, ja_predicate
-from dlhack.phrases import (
+from dlhack.corpus.grammar import (
+    BE,
+    en_question,
+    en_statement,
+    ja_plain,
+    ja_polite_question,
+    ja_predicate,
+)
+from dlhack.corpus.phrases import (
     LEX,
     actor,
     article,

@@ -3,7 +3,7 @@
 A corpus directory holds ``{split}.{lang}`` files (``train.en``, ``train.ja``, ``dev.en``, ...):
 UTF-8, one sentence per line, tokens separated by single spaces, line ``i`` of the two sides a
 translation pair. :func:`load_corpus` reads one, :func:`load_pair` reads two plain files and
-:func:`default_corpus` builds the embedded corpus of :mod:`dlhack.data` in memory::
+:func:`default_corpus` builds the embedded corpus of :mod:`dlhack.corpus.generate` in memory::
 
     corpus = load_corpus("../shared/data/small_parallel_enja", vocab_size=4096)
     src_ids, tgt_ids = corpus.train[0]                  # int32 arrays, no <s> or <eos>
@@ -278,8 +278,8 @@ def load_pair(src_file, tgt_file, split="train", vocab_size=None, src_vocab=None
 
 
 def default_corpus(seed=0, n_train=20000, n_dev=500, n_test=500, vocab_size=None):
-    """The embedded corpus of :func:`dlhack.data.generate`, built in memory (no files)."""
-    from dlhack.data import generate
+    """The embedded corpus of :func:`dlhack.corpus.generate.generate`, built in memory (no files)."""
+    from dlhack.corpus.generate import generate
 
     raw = {split: [(en.split(), ja.split()) for en, ja in pairs]
            for split, pairs in generate(n_train, n_dev, n_test, seed).items()}

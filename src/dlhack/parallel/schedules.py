@@ -115,7 +115,7 @@ class StepDecay(LrSchedule):
 def set_batchsize(iterator, batchsize):
     """Change an iterator's batch size: ``batch_size`` for Chainer's, ``batchsize`` for ours.
 
-    Chainer's ``SerialIterator`` uses the new size from its next batch. ``dlhack.batching.
+    Chainer's ``SerialIterator`` uses the new size from its next batch. ``dlhack.corpus.batching.
     BucketIterator`` cuts a whole epoch into batches when the previous epoch ends, so there the
     new size applies from the epoch after the one already cut.
     """

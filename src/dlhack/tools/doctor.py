@@ -10,32 +10,19 @@ Each check is a small function that takes what it judges as arguments (versions,
 ``mpiexec --version``, the environment) and returns a :class:`Result`, so a test can hand it a
 broken setup. :func:`run_checks` gathers the facts of this machine, mostly in fresh Python
 processes (what a new notebook kernel or mpiexec rank would see), and calls every check. The
-MPI checks (library, mpiexec, the round trip) are in :mod:`dlhack.mpicheck`.
+MPI checks (library, mpiexec, the round trip) are in :mod:`dlhack.tools.mpicheck`; what every
+check returns, and the fresh-process probe, in :mod:`dlhack.tools.check`.
 """
 import argparse
 import importlib.metadata
 import importlib.util
 import json
 import os
-import re
-import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
-
-@dataclass
-class Result:
-    """One line of the doctor's report."""
-
-    name: str
-    status: str  # "OK", "INFO", "WARN" or "FAIL"
-    detail: str
-    fix: str = ""
-
-
-def version_tuple(text):
-    """``"1.26.4"`` -> ``(1, 26, 4)``; enough to compare release numbers."""
-    return tuple(int(part) for part in re.findall(r"\d+", text or "")[:3])
+from dlhack.tools.check import Result, probe, version_tuple
+from dlhack.tools.mpicheck import check_mpi4py, check_mpiexec, check_roundtrip, gather_mpi
 
 
 def check_python(version_info):
@@ -164,19 +151,6 @@ def check_blas(pools, cpu_flags, env, native=None):
     return Result("blas", "OK", detail)
 
 
-def probe(code, env=None, timeout=120):
-    """Run ``code`` in a fresh Python; it prints one JSON object as its last line."""
-    try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              env=env, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return {"error": f"no answer in {timeout} s"}
-    try:
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):  # it crashed: its last words say why
-        return {"error": (proc.stderr.strip().splitlines() or [f"status {proc.returncode}"])[-1]}
-
-
 # Chainer first, as a notebook does: its import errors are the ones learners meet. Then which
 # BLAS numpy loaded, and its kernels and threads.
 PACKAGES_PROBE = """
@@ -228,9 +202,6 @@ def cpu_flags():
 
 def run_checks(n=2, env=None, timeout=60):
     """Gather the facts of this machine and run every check; returns a list of Results."""
-    # Imported here: dlhack.mpicheck builds on Result and probe() from this module.
-    from dlhack.mpicheck import check_mpi4py, check_mpiexec, check_roundtrip, gather_mpi
-
     env = dict(os.environ if env is None else env)
     packages = probe(PACKAGES_PROBE, env)
     pools = packages.get("pools", [])

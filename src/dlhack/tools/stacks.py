@@ -11,7 +11,7 @@ Two questions a mentor asks first about a failed MPI run, answered from text alo
   mpi4py's methods are compiled, so they never appear as frames: the call is read from the
   source line of the frame that made it.
 
-Used by :mod:`dlhack.launch`; nothing here starts a process.
+Used by :mod:`dlhack.tools.launch`; nothing here starts a process.
 """
 import linecache
 import os
@@ -54,7 +54,7 @@ class Frame:
     def is_library(self):
         """True for frames in installed packages or the standard library, not learner code."""
         path = self.file.replace("\\", "/")
-        return "-packages/" in path or "/lib/python" in path or path.endswith("_rankwrap.py")
+        return "-packages/" in path or "/lib/python" in path or path.endswith("rankwrap.py")
 
 
 @dataclass
@@ -108,7 +108,7 @@ def group_errors(errors):
 def is_wrapper_frame(line):
     """True for the frames of dlhack's rank wrapper and runpy, which every rank has."""
     match = FRAME.match(line)
-    return bool(match) and (match["file"].endswith("_rankwrap.py") or "runpy" in match["file"])
+    return bool(match) and (match["file"].endswith("rankwrap.py") or "runpy" in match["file"])
 
 
 def parse_dump(text):

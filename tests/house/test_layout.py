@@ -1,0 +1,156 @@
+"""The house: the package's rooms, read from the source itself.
+
+- every module imports, and the import graph (module-level and function-level imports alike,
+  read with ``ast``) has no circles;
+- no arrow runs back up: a room imports only rooms below it in ``LAYERS``;
+- no module is over 300 lines;
+- the README's library map names every module that exists, and nothing that does not.
+"""
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+PACKAGE = SRC / "dlhack"
+MAX_LINES = 300
+
+# Rooms from the bottom up. A module may import its own room and the rooms listed before it.
+# The package root (its ``%load_ext`` hook) and the ``dlhack`` command are entry points on top.
+LAYERS = [
+    ("dlhack.atomic",),
+    ("dlhack.corpus",),
+    ("dlhack.model",),
+    ("dlhack.bleu",),
+    ("dlhack.parallel",),
+    ("dlhack.evaluation", "dlhack.report", "dlhack.snapshot"),
+    ("dlhack.profile",),
+    ("dlhack.train", "dlhack.translate"),
+    ("dlhack.tools",),
+    ("dlhack.grade", "dlhack.bench"),
+    ("dlhack", "dlhack.cli"),
+]
+
+
+def module_name(path):
+    rel = path.relative_to(SRC).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def room(name):
+    """The LAYERS index of module ``name`` (its longest matching room)."""
+    best = None
+    for index, rooms in enumerate(LAYERS):
+        for prefix in rooms:
+            if name == prefix or name.startswith(prefix + "."):
+                if best is None or len(prefix) > len(best[1]):
+                    best = (index, prefix)
+    assert best is not None, f"{name} belongs to no room in LAYERS: add it there"
+    return best
+
+
+def imports(name):
+    """The dlhack modules that module ``name`` imports, anywhere in its source."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
+                                + ([base] if base else []))
+            # `from dlhack.corpus import grammar` imports a module; `import X` names only.
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                       for a in node.names]
+        else:
+            continue
+        found.update(t for t in targets if t == "dlhack" or t.startswith("dlhack."))
+    found = {t if t in MODULES else t.rpartition(".")[0] for t in found}
+    found.discard(name)
+    return found
+
+
+GRAPH = {name: imports(name) for name in MODULES}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_every_module_imports(name):
+    if name.endswith("rankwrap") or name.endswith("grade.rank"):
+        pytest.skip("a standalone script, run by its path (it imports no dlhack module)")
+    importlib.import_module(name)
+
+
+def test_no_import_circles():
+    state, path = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        path.append(node)
+        for target in sorted(GRAPH[node]):
+            if state.get(target) == "open":
+                cycle = path[path.index(target):] + [target]
+                pytest.fail("import circle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target)
+        path.pop()
+        state[node] = "done"
+
+    for name in sorted(GRAPH):
+        if name not in state:
+            visit(name)
+
+
+def test_no_arrow_runs_back_up():
+    upward = []
+    for name, targets in GRAPH.items():
+        here = room(name)
+        for target in targets:
+            there = room(target)
+            # A package's __init__ may re-export its own modules; parents import children.
+            if there[0] > here[0]:
+                upward.append(f"{name} ({here[1]}) imports {target} ({there[1]})")
+    assert not upward, "imports that run back up:\n" + "\n".join(sorted(upward))
+
+
+def test_standalone_scripts_import_no_dlhack():
+    for name in ("dlhack.tools.rankwrap", "dlhack.grade.rank"):
+        assert not GRAPH[name], f"{name} is run by its path and must not import {GRAPH[name]}"
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_module_is_short(name):
+    lines = len(MODULES[name].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{MODULES[name].relative_to(ROOT)} has {lines} lines (> {MAX_LINES})"
+
+
+def test_readme_library_map_names_every_module():
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## The library", 1)[1].split("```", 2)[1]
+    listed = set()
+    folder = ""
+    for line in block.splitlines():
+        match = re.match(r"\s*(\S+/)\s*$|\s*(\S+/)\s{2,}", line)
+        if line.strip().endswith("/") or re.match(r"^  [a-z_]+/ ", line):
+            folder = line.split()[0].rstrip("/") + "/"
+            if folder == "src/dlhack/":
+                folder = ""
+            continue
+        del match
+        names = re.findall(r"\b([a-z_0-9]+)\.py\b", line.split("  ")[0] + " " + " ".join(
+            w for w in line.split() if w.endswith(".py")))
+        listed.update(folder + n + ".py" for n in names)
+    actual = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
+              if p.name != "__init__.py"}
+    assert not actual - listed, f"README's library map lacks {sorted(actual - listed)}"
+    assert not listed - actual, f"README's library map names missing files {sorted(listed - actual)}"
