@@ -34,7 +34,7 @@ test-slow: venv
 	$(BIN)/python -m pytest -m slow
 
 lab: venv
-	$(BIN)/jupyter lab --notebook-dir=. lessons labs
+	$(BIN)/dlhack lab
 
 labs: venv
 	$(BIN)/dlhack labs generate

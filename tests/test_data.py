@@ -6,6 +6,8 @@ from collections import Counter
 import pytest
 
 from dlhack.corpus import generate as data
+from dlhack.corpus import inflection, sentences
+from dlhack.corpus.inflection import ja_plain, ja_polite_question
 from dlhack.corpus.phrases import LEX
 
 
@@ -129,10 +131,10 @@ def test_numerals_float_after_the_object(samples):
 
 def test_tense_negation_and_politeness_inflect_the_verb():
     eat = next(v for v in LEX.transitive if v.en.base == "eat").ja
-    assert data.ja_plain(eat, "past", False) == "食べ た"
-    assert data.ja_plain(eat, "past", True) == "食べ な かっ た"
-    assert data.ja_plain(eat, "prog", False) == "食べ て い る"
-    assert data.ja_polite_question(eat, "past", True) == "食べ ま せ ん でし た か ？"
+    assert ja_plain(eat, "past", False) == "食べ た"
+    assert ja_plain(eat, "past", True) == "食べ な かっ た"
+    assert ja_plain(eat, "prog", False) == "食べ て い る"
+    assert ja_polite_question(eat, "past", True) == "食べ ま せ ん でし た か ？"
     read = next(v for v in LEX.transitive if v.en.base == "read").ja
     assert (read["ta"], read["nai"], read["masu"]) == ("読 ん だ", "読 ま", "読 み")
 
@@ -157,3 +159,14 @@ def test_cli_writes_the_six_files(tmp_path, capsys):
     assert len((tmp_path / "train.ja").read_text(encoding="utf-8").splitlines()) == 200
     out = capsys.readouterr().out
     assert "200 pairs" in out and "word types" in out
+
+
+def test_the_docstring_examples_of_sentences_and_inflection():
+    """The usage lines at the top of ``sentences`` and ``inflection`` show what they return."""
+    pair = sentences.sample(random.Random(0))
+    assert repr(pair) in sentences.__doc__
+    eat = inflection.japanese_verb("食べ=る")
+    assert set(eat) == {"dict", "nai", "ta", "te", "masu"}
+    assert ja_plain(eat, "past", True) == "食べ な かっ た"
+    assert inflection.en_statement(inflection.english_verb("eat/ate"), "pres", False, "3") == "eats"
+    assert data.sample is sentences.sample  # still importable from generate, as before

@@ -20,6 +20,7 @@ from dlhack.parallel.model_parallel import (
     copy_weights,
     gradient_bytes,
 )
+from dlhack.tools.mpiexec import mpiexec_command
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the mpiexec children
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -113,6 +114,8 @@ def test_what_crosses_the_wire_and_translations(mpi_comm):
         loss_and_grads(split, xs, ys)
         sent = mpi_comm.allgather((split.traffic.forward_bytes, split.traffic.backward_bytes))
         assert sent == [(activations, 0), (0, activations)], f"attention={attention}"
+        # A header, then one message per array (hy, cy and enc), each way.
+        assert split.traffic.messages == 1 + (3 if attention else 2), f"attention={attention}"
     whole = Seq2seq(N_SRC, N_TGT, UNITS, LAYERS)
     assert gradient_bytes(whole) == 4 * sum(p.size for p in whole.params())
     check_translations(mpi_comm)
@@ -138,11 +141,10 @@ def test_one_rank_is_refused():
 
 def test_the_module_docstring_command_runs():
     """``mpiexec -n 2 python -m dlhack.parallel.model_parallel --steps 3``, a little smaller."""
-    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    cmd = [mpiexec, "-n", "2", sys.executable, "-m", "dlhack.parallel.model_parallel", "--steps", "2",
-           "--batchsize", "8", "--units", "32", "--n-train", "100"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+    cmd, env = mpiexec_command(2, [sys.executable, "-m", "dlhack.parallel.model_parallel",
+                                   "--steps", "2", "--batchsize", "8", "--units", "32",
+                                   "--n-train", "100"])
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "step 1: loss" in done.stdout
     assert "rank 0 -> 1 (activations)" in done.stdout

@@ -1,12 +1,20 @@
-"""The per-rank time breakdown and its verdict: each planted slowdown is named."""
+"""The per-rank time breakdown and its verdict: each planted slowdown is named, and each
+planted delay lands in its own phase."""
 import json
 import os
 import subprocess
 import sys
+import time
 
+import chainer
+import chainer.functions as F
+import chainer.links as L
+import numpy as np
 import pytest
+from mpi4py import MPI
 
-from dlhack.profile import PHASES, format_breakdown, verdict
+from dlhack.parallel import Communicator, create_communicator, create_multi_node_optimizer
+from dlhack.profile import PHASES, ProfilingUpdater, format_breakdown, verdict
 
 
 def summary(*per_rank, threads=1):
@@ -67,3 +75,143 @@ def test_train_profile_names_a_planted_slowdown(tmp_path, threads, batchsize, ca
     stdout, text = profiled_run(tmp_path, threads, batchsize)
     assert cause in text
     assert "allreduce" in stdout and cause in stdout  # rank 0 printed breakdown and verdict
+
+
+# The profiler around the real multi-node optimizer ----------------------------------------
+#
+# Each phase gets a planted delay of its own, so a phase that timed the wrong call, or that
+# another phase's time leaked into, comes out short of its delay.
+
+DELAY = {"data": 0.004, "forward": 0.008, "backward": 0.012, "allreduce": 0.016,
+         "optimizer": 0.020}  # seconds
+
+
+class SlowBackward(chainer.FunctionNode):
+    """The identity, whose backward pass sleeps ``DELAY["backward"]``."""
+
+    def forward(self, inputs):
+        return inputs[0].copy(),
+
+    def backward(self, indexes, grad_outputs):
+        time.sleep(DELAY["backward"])
+        return grad_outputs
+
+
+class SlowModel(chainer.Chain):
+    """Linear -> softmax cross entropy; the forward pass sleeps ``DELAY["forward"]``."""
+
+    def __init__(self, straggle=0.0):
+        super().__init__()
+        self.straggle = straggle  # extra forward time: this rank is a straggler
+        with self.init_scope():
+            normal = chainer.initializers.Normal(0.5, rng=np.random.RandomState(0))
+            self.l1 = L.Linear(4, 3, initialW=normal)  # the same weights on every rank
+
+    def forward(self, x, t):
+        time.sleep(DELAY["forward"] + self.straggle)
+        return F.softmax_cross_entropy(SlowBackward().apply((self.l1(x),))[0], t)
+
+
+class SlowSGD(chainer.optimizers.SGD):
+    """SGD whose update sleeps ``DELAY["optimizer"]`` first."""
+
+    def update(self, lossfun=None, *args, **kwds):
+        time.sleep(DELAY["optimizer"])
+        super().update(lossfun, *args, **kwds)
+
+
+def slow_converter(batch, device=None):
+    time.sleep(DELAY["data"])
+    return chainer.dataset.concat_examples(batch, device)
+
+
+def count_and_slow_down_allreduce(comm):
+    """Wrap ``comm.multi_node_mean_grad`` (on the instance) to count calls and sleep."""
+    calls = []
+    real = comm.multi_node_mean_grad
+
+    def allreduce(model, zero_fill=False):
+        calls.append(zero_fill)
+        time.sleep(DELAY["allreduce"])
+        return real(model, zero_fill)
+
+    comm.multi_node_mean_grad = allreduce
+    return calls, allreduce
+
+
+def multi_node_optimizer(actual, comm):
+    """ChainerMN's multi-node optimizer with ChainerMN's communicator, ours with ours."""
+    if isinstance(comm, Communicator):
+        return create_multi_node_optimizer(actual, comm)
+    import chainermn
+
+    return chainermn.create_multi_node_optimizer(actual, comm)
+
+
+def profile_toy(comm, iterations=7, straggle=0.0):
+    rng = np.random.RandomState(1)
+    data = list(zip(rng.normal(size=(64, 4)).astype(np.float32),
+                    rng.randint(0, 3, 64).astype(np.int32)))
+    model = SlowModel(straggle)
+    optimizer = multi_node_optimizer(SlowSGD(lr=0.1), comm)
+    optimizer.setup(model)
+    it = chainer.iterators.SerialIterator(data, 8, shuffle=False)
+    updater = ProfilingUpdater(it, optimizer, comm, converter=slow_converter)
+    for _ in range(iterations):
+        updater.update()
+    return updater, optimizer
+
+
+@pytest.mark.parametrize("name, allreduces", [("ring", 7), ("chainermn:naive", 6)])
+def test_phases_time_the_real_calls_and_add_up_to_the_step(name, allreduces):
+    # ChainerMN's optimizer spends its first update on the broadcast alone: one allreduce less.
+    comm = create_communicator(name, mpi_comm=MPI.COMM_SELF)
+    calls, counted = count_and_slow_down_allreduce(comm)
+    updater, optimizer = profile_toy(comm)
+    ms = updater.breakdown()
+    step_ms = 1000 * updater.elapsed / updater.timed_steps
+    assert updater.timed_steps == 5  # 7 steps, the first 2 left out
+    assert len(calls) == allreduces and all(calls)  # the optimizer's own calls, zero_fill on
+    for phase, seconds in DELAY.items():
+        assert ms[phase] >= 1000 * seconds, (phase, ms)
+    assert sum(ms.values()) == pytest.approx(step_ms, rel=0.05, abs=1.0), (ms, step_ms)
+    # Nothing stays patched: the communicator and the optimizer are as they were.
+    assert vars(comm)["multi_node_mean_grad"] is counted
+    assert "update" not in vars(optimizer.actual_optimizer)
+    summary = updater.summary()
+    assert [r["rank"] for r in summary["ranks"]] == [0] and summary["ranks"][0]["ms"] == ms
+
+
+def test_profiler_wants_a_multi_node_optimizer():
+    optimizer = chainer.optimizers.SGD()
+    optimizer.setup(SlowModel())
+    it = chainer.iterators.SerialIterator([(np.zeros(4, np.float32), np.int32(0))], 1)
+    with pytest.raises(TypeError, match="create_multi_node_optimizer"):
+        ProfilingUpdater(it, optimizer, create_communicator("ring", mpi_comm=MPI.COMM_SELF))
+
+
+@pytest.fixture
+def mpi_comm():
+    """A fresh duplicate of ``MPI.COMM_WORLD`` for one test, freed afterwards."""
+    mpi_comm = MPI.COMM_WORLD.Dup()
+    yield mpi_comm
+    mpi_comm.Free()
+
+
+@pytest.mark.mpi(ranks=[1, 2, 3], timeout=120)
+@pytest.mark.parametrize("name", ["ring", "chainermn:naive"])
+def test_a_straggler_shows_as_the_others_wait(mpi_comm, name):
+    comm = create_communicator(name, mpi_comm=mpi_comm)
+    straggler = comm.size - 1
+    extra = 0.040 if comm.size > 1 else 0.0  # the last rank's forward pass takes 40 ms more
+    calls, _ = count_and_slow_down_allreduce(comm)
+    updater, _ = profile_toy(comm, straggle=extra if comm.rank == straggler else 0.0)
+    summary = updater.summary()
+    ms = {r["rank"]: r["ms"] for r in summary["ranks"]}
+    step_ms = 1000 * updater.elapsed / updater.timed_steps
+    assert sorted(ms) == list(range(comm.size))
+    assert len(calls) == (7 if name == "ring" else 6)
+    assert sum(ms[comm.rank].values()) == pytest.approx(step_ms, rel=0.05, abs=1.0)
+    assert ms[straggler]["forward"] >= 1000 * (DELAY["forward"] + extra)
+    for rank in range(comm.size - 1):  # everybody else waits for the straggler at the barrier
+        assert ms[rank]["wait"] >= 0.75 * 1000 * extra, (rank, ms[rank])

@@ -1,13 +1,18 @@
-"""Training end to end at a tiny size: single process, the CLI, and 2 ranks under mpiexec."""
+"""Training end to end at a tiny size: one process (a job of one rank), the CLI, and 2 ranks
+under mpiexec; one process against a serial reference in plain Chainer."""
 import json
 import os
 import subprocess
 import sys
 
+import chainer
 import numpy as np
 import pytest
 
 from dlhack import cli
+from dlhack.corpus import default_corpus
+from dlhack.corpus.batching import BucketIterator
+from dlhack.model.seq2seq import Seq2seq, convert
 from dlhack.train import TrainConfig, train
 
 TINY = ["--n-train", "300", "--units", "16", "--layers", "1", "--batchsize", "16",
@@ -34,6 +39,45 @@ def test_train_writes_metrics_plot_and_model(tmp_path, capsys):
     assert cli.main(["translate", "--model", str(tmp_path), "the dog ate an apple .",
                      "where is the station ?"]) == 0
     assert capsys.readouterr().out.count("\n") == 2
+
+
+def serial_reference(config):
+    """``config.iterations`` steps of plain Chainer (Adam, StandardUpdater, no communicator):
+    the parameters one process of ``dlhack train`` must reach from the same seed and batches."""
+    np.random.seed(config.seed)  # as train() does, before the corpus and the model
+    corpus = default_corpus(seed=config.seed, n_train=config.n_train)
+    # A shard of a one-rank job is every sentence, dealt in the order the seed draws.
+    order = np.random.RandomState(config.seed).permutation(len(corpus.train))
+    model = Seq2seq(len(corpus.src_vocab), len(corpus.tgt_vocab), n_units=config.units,
+                    n_layers=config.layers, dropout=config.dropout,
+                    attention=config.attention, impl=config.impl)
+    initial = {name: p.array.copy() for name, p in model.namedparams()}
+    optimizer = chainer.optimizers.Adam(alpha=config.lr)
+    optimizer.setup(model)
+    it = BucketIterator([corpus.train[i] for i in order], config.batchsize, seed=config.seed)
+    updater = chainer.training.StandardUpdater(it, optimizer, converter=convert)
+    for _ in range(config.iterations):
+        updater.update()
+    return {name: p.array for name, p in model.namedparams()}, initial
+
+
+@pytest.mark.parametrize("communicator", ["auto", "none"])
+def test_one_process_trains_to_the_serial_reference(tmp_path, communicator):
+    """One process is a job of one rank (communicator, multi-node optimizer, scattered data),
+    and ends with exactly the parameters plain Chainer reaches: dropout masks included."""
+    config = TrainConfig(n_train=200, units=16, layers=1, batchsize=16, iterations=7,
+                         eval_every=0, n_eval=4, out=str(tmp_path), progress=False,
+                         communicator=communicator)
+    metrics = train(config)
+    assert metrics["ranks"] == 1 and metrics["iterations"] == 7
+    with np.load(tmp_path / "model.npz") as saved:  # keys: parameter paths without the "/"
+        trained = {"/" + name: saved[name] for name in saved.files}
+    reference, initial = serial_reference(config)
+    assert trained.keys() == reference.keys()
+    for name in reference:
+        np.testing.assert_array_equal(trained[name], reference[name], err_msg=name)
+    moved = max(np.abs(reference[k] - initial[k]).max() for k in reference)
+    assert moved > 1e-3  # training really moved the weights: the equality means something
 
 
 def test_data_make_cli_writes_the_corpus(tmp_path, capsys):

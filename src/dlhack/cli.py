@@ -8,6 +8,7 @@
     dlhack grade SUBMISSION.ipynb  # the autograder
     dlhack labs generate|check     # labs/ from solutions/
     dlhack doctor                  # is this environment ready for the course?
+    dlhack lab                     # your copy of the lessons and labs, in JupyterLab (`make lab`)
     dlhack run -n 2 -- python script.py
 
 Sub-commands are imported only when called, so a slow import in one never slows the others.
@@ -25,6 +26,7 @@ COMMANDS = {
     "labs": ("dlhack.grade.labs", "generate labs/ from solutions/, or check they are current"),
     "doctor": ("dlhack.tools.doctor", "check this environment and explain what to fix"),
     "run": ("dlhack.tools.launch", "run a command under mpiexec with rank-prefixed output"),
+    "lab": ("dlhack.tools.workspace", "JupyterLab on your own copy of the lessons and labs"),
 }
 
 

@@ -31,13 +31,14 @@ def bleu_of(model, examples, tgt_vocab, comm=None, batchsize=128, max_length=50)
 
     Args:
         examples: list of ((src_ids, tgt_ids), reference_tokens).
-        comm: a communicator for data-parallel evaluation; every rank must call this, and
+        comm: the communicator of data-parallel evaluation: every rank must call this, and
             every rank gets the same score, computed once on the gathered hypotheses.
+            ``None``: score this process's examples alone, no communicator needed.
     """
     hyps = translate_ids(model, [pair[0] for pair, _ in examples], batchsize, max_length)
     hyps = [tgt_vocab.decode(y) for y in hyps]
     refs = [ref for _, ref in examples]
-    if comm is None or comm.size == 1:
+    if comm is None:  # a notebook or script scoring on its own
         return corpus_bleu(hyps, refs)
     from dlhack.parallel import gather_corpus_bleu
 

@@ -2,84 +2,142 @@
 
     mpiexec -n 2 dlhack train --profile --iterations 50     # prints the breakdown on rank 0
 
-``ProfilingUpdater`` runs the same step as the multi-node optimizer, but in timed phases, and
-puts an MPI barrier before the allreduce so that the time spent waiting for the slowest rank
-("wait") is measured apart from the allreduce itself. ``verdict`` turns a breakdown into the
-usual diagnosis when a parallel run is slower than it should be (lesson 6).
+``ProfilingUpdater`` runs the ordinary ``StandardUpdater`` step through the multi-node
+optimizer, unchanged, and times it from the outside: for the length of a step it wraps the
+loss function (forward), the communicator's ``multi_node_mean_grad`` (allreduce) and the wrapped
+optimizer's ``update`` (optimizer), and puts an MPI barrier just before the allreduce, so that
+the time spent waiting for the slowest rank ("wait") is measured apart from the allreduce
+itself. ``verdict`` turns a breakdown into the usual diagnosis when a parallel run is slower
+than it should be (lesson 6).
 """
 import os
 import time
-from collections import defaultdict
 from contextlib import contextmanager
 
 import chainer
 
-from dlhack.train import TimedUpdater
-
 PHASES = ("data", "forward", "backward", "wait", "allreduce", "optimizer")
 
 
+class TimedUpdater(chainer.training.StandardUpdater):
+    """A StandardUpdater that adds up the seconds spent in training steps (not evaluation).
+
+    The first ``skip`` steps are left out: they allocate memory and broadcast the root's
+    weights, which would make a short throughput probe look slower than training is.
+    """
+
+    elapsed = 0.0
+    timed_steps = 0
+    skip = 2
+
+    def update(self):
+        start = time.perf_counter()
+        timed = self.iteration >= self.skip
+        super().update()
+        if timed:
+            self.elapsed += time.perf_counter() - start
+            self.timed_steps += 1
+
+    def throughput(self, sentences):
+        """Sentences per second, given the sentences of every step (the same share is timed)."""
+        if not self.timed_steps:
+            return float("nan")
+        return sentences * self.timed_steps / self.iteration / self.elapsed
+
+
+@contextmanager
+def replaced(obj, name, value):
+    """Set ``obj.name = value`` (an instance attribute) for the duration of a ``with`` block."""
+    had, old = name in vars(obj), vars(obj).get(name)
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        if had:
+            setattr(obj, name, old)
+        else:
+            delattr(obj, name)  # the class's method shows through again
+
+
 class ProfilingUpdater(TimedUpdater):
-    """A StandardUpdater whose step is timed phase by phase (seconds in ``self.seconds``).
+    """A TimedUpdater whose steps are also timed phase by phase (seconds in ``self.seconds``).
+
+    A step is a timeline cut at the calls it wraps: "data" runs from the start of the step to
+    the call of the loss function (next batch, converter), "forward" is that call, "backward"
+    runs from its return to the allreduce (``cleargrads``, ``loss.backward``), "wait" is the
+    barrier, "allreduce" the communicator's call, and "optimizer" the wrapped optimizer's
+    ``update`` (its hooks included). The phases add up to the step, bar the updater's own
+    bookkeeping. Steps that do not reach the allreduce (ChainerMN's optimizer spends its first
+    update on the broadcast alone) are among the ``skip`` warm-up steps left out.
 
     Args:
-        comm: the communicator (None for one process); the optimizer may be wrapped by a
-            multi-node optimizer, whose wrapped optimizer is used here directly.
+        iterator, optimizer: as for ``StandardUpdater``; ``optimizer`` must be a multi-node
+            optimizer (``dlhack.parallel``'s or ChainerMN's), whose ``actual_optimizer`` it times.
+        comm: the communicator that optimizer averages with (``dlhack.parallel`` or ChainerMN).
         skip: first steps left out of the figures (warm-up).
     """
 
-    def __init__(self, iterator, optimizer, comm=None, skip=2, **kwargs):
+    def __init__(self, iterator, optimizer, comm, skip=2, **kwargs):
         super().__init__(iterator, optimizer, **kwargs)
+        if not hasattr(optimizer, "actual_optimizer"):
+            raise TypeError("ProfilingUpdater times the steps of a multi-node optimizer: pass "
+                            "create_multi_node_optimizer(optimizer, comm)")
         self.comm, self.skip = comm, skip  # the same warm-up steps as TimedUpdater leaves out
-        self.seconds = defaultdict(float)
-        self.steps = 0
+        self.seconds = dict.fromkeys(PHASES, 0.0)
+        # ChainerMN before v7 called the communicator's ``allreduce_grad``.
+        self.mean_grad = ("multi_node_mean_grad" if hasattr(comm, "multi_node_mean_grad")
+                          else "allreduce_grad")
+        self._last = None
 
-    @contextmanager
-    def _phase(self, name, xp):
-        start = time.perf_counter()
-        yield
+    def _lap(self, phase):
+        """Charge the time since the last lap to ``phase`` (after the device has finished)."""
+        xp = self.get_optimizer("main").target.xp
         if xp is not chainer.backend.numpy:  # GPU work is asynchronous: wait for it
             xp.cuda.Device().synchronize()
+        now = time.perf_counter()
         if self.iteration >= self.skip:
-            self.seconds[name] += time.perf_counter() - start
+            self.seconds[phase] += now - self._last
+        self._last = now
+
+    def _between(self, call, before, after):
+        """``call``, with the time up to it charged to ``before`` and its own to ``after``."""
+        def timed(*args, **kwargs):
+            self._lap(before)
+            result = call(*args, **kwargs)
+            self._lap(after)
+            return result
+        return timed
 
     def update_core(self):
         optimizer = self.get_optimizer("main")
-        actual = getattr(optimizer, "actual_optimizer", optimizer)
-        model = actual.target
-        xp = model.xp
-        with self._phase("data", xp):
-            batch = self.converter(self.get_iterator("main").next(), self.input_device)
-        if self.iteration == 0 and self.comm is not None:
-            self.comm.bcast_data(model)  # every rank starts from the root's weights
-        with self._phase("forward", xp):
-            loss = model(**batch)
-        with self._phase("backward", xp):
-            model.cleargrads()
-            loss.backward()
-        if self.comm is not None:
-            with self._phase("wait", xp):
-                self.comm.mpi_comm.Barrier()  # blocks until the slowest rank gets here
-            with self._phase("allreduce", xp):
-                self.comm.multi_node_mean_grad(model, True)
-        with self._phase("optimizer", xp):
-            actual.update()
-        if self.iteration >= self.skip:
-            self.steps += 1
+        actual = optimizer.actual_optimizer
+        forward = self.loss_func or optimizer.target
+        mean_grad = getattr(self.comm, self.mean_grad)
+        barrier = self._between(self.comm.mpi_comm.Barrier, "backward", "wait")
+        allreduce = self._between(mean_grad, "wait", "allreduce")
+
+        def wait_then_allreduce(*args, **kwargs):
+            barrier()  # blocks until the slowest rank gets here
+            return allreduce(*args, **kwargs)
+
+        timed_forward = self._between(forward, "data", "forward")
+        timed_update = self._between(actual.update, "allreduce", "optimizer")
+        with (replaced(self, "loss_func", timed_forward),
+              replaced(self.comm, self.mean_grad, wait_then_allreduce),
+              replaced(actual, "update", timed_update)):
+            self._last = time.perf_counter()
+            super().update_core()  # the ordinary step, through the multi-node optimizer
 
     def breakdown(self):
         """This rank's mean milliseconds per step for each phase."""
-        n = max(self.steps, 1)
+        n = max(self.timed_steps, 1)
         return {p: 1000 * self.seconds[p] / n for p in PHASES}
 
     def summary(self):
         """Every rank's breakdown, gathered (the same dict on every rank)."""
-        mine = {"rank": 0, "ms": self.breakdown(), "threads": blas_threads()}
-        if self.comm is None:
-            return {"ranks": [mine]}
-        mine["rank"] = self.comm.rank
-        gathered = self.comm.gather_obj(mine)
-        return self.comm.bcast_obj({"ranks": gathered})
+        mine = {"rank": self.comm.rank, "ms": self.breakdown(), "threads": blas_threads()}
+        gathered = self.comm.gather_obj(mine)  # None but on rank 0 (ChainerMN insists on it)
+        return self.comm.bcast_obj({"ranks": gathered} if self.comm.rank == 0 else None)
 
 
 def blas_threads():

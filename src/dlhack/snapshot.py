@@ -200,7 +200,7 @@ class Snapshots(chainer.training.Extension):
     """Write snapshots (rank 0) and resume from one (every rank). See the module docstring.
 
     Args:
-        comm: the communicator, or ``None`` for a single process.
+        comm: the communicator (a single process has one of size one).
         resume: ``None``, ``"auto"`` or a snapshot path.
         keep: how many of the newest snapshots to keep in ``trainer.out``.
     """
@@ -209,7 +209,7 @@ class Snapshots(chainer.training.Extension):
 
     def __init__(self, comm, resume=None, keep=3):
         self.comm, self.resume, self.keep = comm, resume, keep
-        self.rank = 0 if comm is None else comm.rank
+        self.rank = comm.rank
         self.resumed_from = None  # (path, iteration) once resumed
 
     def _say(self, message):
@@ -231,8 +231,8 @@ class Snapshots(chainer.training.Extension):
                     found = (Path(self.resume), *read_snapshot(self.resume))
             except SnapshotError as e:
                 error = str(e)
-        if self.comm is not None:  # the same verdict and the same bytes on every rank
-            found, error = self.comm.bcast_obj((found, error), root=0)
+        # the same verdict and the same bytes on every rank
+        found, error = self.comm.bcast_obj((found, error), root=0)
         if error:
             raise SnapshotError(error)
         if found is None:
@@ -249,7 +249,7 @@ class Snapshots(chainer.training.Extension):
     def __call__(self, trainer):
         """Write a snapshot of this iteration; a collective call (RNG states are gathered)."""
         state = np.random.get_state()
-        states = [state] if self.comm is None else self.comm.gather_obj(state, root=0)
+        states = self.comm.gather_obj(state, root=0)  # rank 0: every rank's, in rank order
         if self.rank != 0:  # only rank 0 writes
             return
         iteration = trainer.updater.iteration

@@ -1,6 +1,6 @@
 """Train the translator with Chainer's Trainer: one process, or data-parallel under mpiexec.
 
-    dlhack train                                      # embedded corpus, one process
+    dlhack train                                      # embedded corpus, one process (1 rank)
     mpiexec -n 2 dlhack train                         # data-parallel on 2 ranks (ring allreduce)
     mpiexec -n 2 dlhack train --communicator chainermn:naive
     dlhack train --corpus ../shared/data/small_parallel_enja --units 256 --layers 3
@@ -9,7 +9,8 @@
 The data-parallel part is a handful of lines, marked ``# MN:`` (lesson 3 shows them as a diff):
 create a communicator, pick the device from ``intra_rank``, wrap the optimizer, scatter the
 dataset, make evaluation multi-node, and keep reporting on rank 0. ``--batchsize`` is per rank,
-so the effective batch is batchsize x ranks.
+so the effective batch is batchsize x ranks. One process is simply a job of one rank: the same
+lines run, with a communicator of size one, so there is no separate single-process path.
 """
 import argparse
 import dataclasses
@@ -19,10 +20,17 @@ import chainer
 import numpy as np
 from chainer.training import extensions
 
-from dlhack import report
+from dlhack import profile, report
 from dlhack.corpus.batching import BucketIterator
 from dlhack.evaluation import BleuEvaluator, bleu_of, translate_ids
 from dlhack.model.seq2seq import Seq2seq, convert
+from dlhack.parallel import (
+    create_communicator,
+    create_multi_node_evaluator,
+    create_multi_node_optimizer,
+    scatter_dataset,
+)
+from dlhack.profile import ProfilingUpdater, TimedUpdater
 
 
 @dataclasses.dataclass
@@ -45,7 +53,7 @@ class TrainConfig:
     seed: int = 0
     out: str = "result/train"
     gpu: bool = False
-    communicator: str = "auto"  # auto: "ring" under mpiexec with >1 rank, else none
+    communicator: str = "auto"  # auto: "ring" over mpiexec's ranks (size one without it)
     eval_every: float = 1      # epochs between dev-set evaluations (0: only at the end)
     n_eval: int = 500          # dev/test sentences scored for BLEU
     snapshot_every: int = 0    # iterations between snapshots (0: none)
@@ -74,55 +82,25 @@ class TimeLimit:
         if trainer.updater.iteration % 10:
             return False
         late = time.perf_counter() - self.start > self.seconds
-        return late if self.comm is None else self.comm.bcast_obj(late)
-
-
-class TimedUpdater(chainer.training.StandardUpdater):
-    """A StandardUpdater that adds up the seconds spent in training steps (not evaluation).
-
-    The first ``skip`` steps are left out: they allocate memory and broadcast the root's
-    weights, which would make a short throughput probe look slower than training is.
-    """
-
-    elapsed = 0.0
-    timed_steps = 0
-    skip = 2
-
-    def update(self):
-        start = time.perf_counter()
-        timed = self.iteration >= self.skip
-        super().update()
-        if timed:
-            self.elapsed += time.perf_counter() - start
-            self.timed_steps += 1
-
-    def throughput(self, sentences):
-        """Sentences per second, given the sentences of every step (the same share is timed)."""
-        if not self.timed_steps:
-            return float("nan")
-        return sentences * self.timed_steps / self.iteration / self.elapsed
+        return self.comm.bcast_obj(late)
 
 
 def make_communicator(name):
-    """The communicator for ``--communicator`` (None for a single process)."""
+    """The communicator for ``--communicator``: ``"auto"`` is ``"ring"`` over every rank
+    mpiexec started (size one without mpiexec); ``"none"`` is this process alone, a
+    communicator of size one even under mpiexec."""
     if name in ("none", None):
-        return None
-    if name == "auto":
         from mpi4py import MPI
 
-        if MPI.COMM_WORLD.size == 1:
-            return None
-        name = "ring"
-    from dlhack.parallel import create_communicator
-
-    return create_communicator(name)
+        return create_communicator("ring", mpi_comm=MPI.COMM_SELF.Dup())
+    return create_communicator("ring" if name == "auto" else name)
 
 
 def load_data(config, comm):
     """Rank 0 reads the corpus; vocabularies go to every rank, sentences are scattered."""
     from dlhack.corpus import default_corpus, load_corpus
 
-    root = comm is None or comm.rank == 0
+    root = comm.rank == 0
     corpus = None
     if root:
         if config.corpus:
@@ -136,14 +114,10 @@ def load_data(config, comm):
     train = corpus.train if root else None
     dev = held_out("dev") if root else None
     test = held_out("test") if root else None
-    vocabs = (corpus.src_vocab, corpus.tgt_vocab) if root else None
-    if comm is None:
-        return vocabs, train, dev, test
-    from dlhack.parallel import scatter_dataset
-
-    vocabs = comm.bcast_obj(vocabs)
-    # MN: every rank gets a random shard; equal lengths keep the iteration counts in step.
-    train = scatter_dataset(train, comm, shuffle=True, seed=config.seed, equal_length=True)
+    vocabs = comm.bcast_obj((corpus.src_vocab, corpus.tgt_vocab) if root else None)
+    # Equal lengths keep every rank's iteration count in step.
+    train = scatter_dataset(train, comm, shuffle=True, seed=config.seed,  # MN: a shard each
+                            equal_length=True)
     dev = scatter_dataset(dev, comm)    # exact partitions: each sentence scored once
     test = scatter_dataset(test, comm)
     return vocabs, list(train), list(dev), list(test)
@@ -157,12 +131,10 @@ def train(config, comm=None):
         comm: a communicator (``dlhack.parallel`` or ChainerMN); by default made from
             ``config.communicator``.
     """
-    comm = make_communicator(config.communicator) if comm is None else comm
-    rank, size = (0, 1) if comm is None else (comm.rank, comm.size)
-    is_root = rank == 0  # only rank 0 prints, plots and writes files
+    comm = comm or make_communicator(config.communicator)  # MN: every rank; alone: size 1
     device = chainer.get_device(-1)
     if config.gpu:  # MN: one GPU per rank on a node; set it before any array is created
-        device = chainer.get_device(f"@cupy:{0 if comm is None else comm.intra_rank}")
+        device = chainer.get_device(f"@cupy:{comm.intra_rank}")
     device.use()
     np.random.seed(config.seed)
     (src_vocab, tgt_vocab), train_data, dev, test = load_data(config, comm)
@@ -172,17 +144,12 @@ def train(config, comm=None):
                     attention=config.attention, impl=config.impl)
     model.to_device(device)
     optimizer = chainer.optimizers.Adam(alpha=config.lr)
-    if comm is not None:  # MN: average gradients over ranks before every update
-        from dlhack.parallel import create_multi_node_optimizer
-
-        optimizer = create_multi_node_optimizer(optimizer, comm)
+    optimizer = create_multi_node_optimizer(optimizer, comm)  # MN: average gradients first
     optimizer.setup(model)
 
     it = BucketIterator(train_data, config.batchsize, seed=config.seed)
     if config.profile:  # the same step, timed phase by phase
-        from dlhack.profile import ProfilingUpdater
-
-        updater = ProfilingUpdater(it, optimizer, comm=comm, converter=convert, device=device)
+        updater = ProfilingUpdater(it, optimizer, comm, converter=convert, device=device)
     else:
         updater = TimedUpdater(it, optimizer, converter=convert, device=device)
     stop = (config.iterations, "iteration") if config.iterations else (config.epochs, "epoch")
@@ -191,13 +158,9 @@ def train(config, comm=None):
     trainer = chainer.training.Trainer(updater, stop, out=config.out)
     if config.eval_every and dev:
         eval_trigger = (config.eval_every, "epoch")
-        loss_eval = extensions.Evaluator(BucketIterator(dev_pairs(dev), 256, shuffle=False,
-                                                        repeat=False),
-                                         model, converter=convert, device=device)
-        if comm is not None:  # MN: average the dev loss over every rank's shard
-            from dlhack.parallel import create_multi_node_evaluator
-
-            loss_eval = create_multi_node_evaluator(loss_eval, comm)
+        dev_iter = BucketIterator(dev_pairs(dev), 256, shuffle=False, repeat=False)
+        loss_eval = extensions.Evaluator(dev_iter, model, converter=convert, device=device)
+        loss_eval = create_multi_node_evaluator(loss_eval, comm)  # MN: mean over all shards
         trainer.extend(loss_eval, trigger=eval_trigger, name="validation")
         bleu_eval = BleuEvaluator(model, dev, tgt_vocab, comm, max_length=config.max_length)
         trainer.extend(bleu_eval, trigger=eval_trigger)
@@ -205,40 +168,38 @@ def train(config, comm=None):
         from dlhack.snapshot import attach_snapshots
 
         attach_snapshots(trainer, comm, config.snapshot_every, resume=config.resume)
-    if is_root:  # MN: reporting, plots and files on rank 0 only
+    if comm.rank == 0:  # MN: reporting, plots and files on rank 0 only
         report.attach(trainer, config, progress=config.progress)
 
     start = time.perf_counter()
     trainer.run()
     seconds = time.perf_counter() - start
-    sentences = round(it.epoch_detail * len(train_data)) * size
+    sentences = round(it.epoch_detail * len(train_data)) * comm.size
 
     bleu = bleu_of(model, test, tgt_vocab, comm, max_length=config.max_length)
     metrics = {
         "bleu": bleu,
         "bleu_tokenization": "sacrebleu corpus BLEU, tokenize='none' on the corpus tokens",
         "sentences_per_sec": updater.throughput(sentences),
-        "ranks": size,
+        "ranks": comm.size,
         "epochs": it.epoch_detail,
         "iterations": updater.iteration,
         "seconds": seconds,
         "train_seconds": updater.elapsed,  # timed steps only: no warm-up, no evaluation
         "batchsize": config.batchsize,
-        "global_batchsize": config.batchsize * size,
-        "communicator": "none" if comm is None else config.communicator,
+        "global_batchsize": config.batchsize * comm.size,
+        "communicator": getattr(comm, "name", config.communicator),  # ours have a name
         "impl": config.impl,
         "units": config.units,
         "layers": config.layers,
     }
     if config.profile:
-        from dlhack import profile
-
         metrics["profile"] = updater.summary()
         metrics["verdict"] = profile.verdict(metrics["profile"], batchsize=config.batchsize)
-        if is_root:
+        if comm.rank == 0:
             print(profile.format_breakdown(metrics["profile"]))
             print(metrics["verdict"])
-    if is_root:
+    if comm.rank == 0:
         sources = [pair[0] for pair, _ in test[:5]]
         metrics["samples"] = [
             {"source": " ".join(src_vocab.decode(x)), "reference": " ".join(ref),
@@ -276,8 +237,8 @@ def build_parser():
     p.add_argument("-o", "--out", default=d.out)
     p.add_argument("-g", "--gpu", action="store_true", help="rank r uses GPU intra_rank")
     p.add_argument("--communicator", default=d.communicator,
-                   help="auto | none | naive | ring | mpi | chainermn:naive | chainermn:flat | "
-                        "chainermn:pure_nccl")
+                   help="auto (ring over mpiexec's ranks) | none (this process alone) | naive | "
+                        "ring | mpi | chainermn:naive | chainermn:flat | chainermn:pure_nccl")
     p.add_argument("--eval-every", type=float, default=d.eval_every,
                    help="epochs between dev evaluations (0: none)")
     p.add_argument("--n-eval", type=int, default=d.n_eval, help="dev/test sentences to score")

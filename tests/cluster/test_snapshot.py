@@ -1,15 +1,18 @@
 """dlhack.snapshot in one process: the file check, and resuming a Chainer Trainer exactly.
 
-A toy model with dropout and a shuffling iterator stands in for the translator here, so these
-tests need nothing but Chainer; ``test_faults.py`` runs the real ``dlhack.train`` under mpiexec.
+A toy model with dropout and a shuffling iterator stands in for the translator here, and the
+process is a job of one rank (a communicator of size one over ``MPI.COMM_SELF``), as in
+``dlhack train`` without mpiexec; ``test_faults.py`` runs the real ``dlhack.train`` under mpiexec.
 """
 import chainer
 import chainer.functions as F
 import chainer.links as L
 import numpy as np
 import pytest
+from mpi4py import MPI
 
 from dlhack import snapshot
+from dlhack.parallel import create_communicator
 from dlhack.snapshot import SnapshotError, attach_snapshots, read_snapshot, write_snapshot
 
 
@@ -37,7 +40,8 @@ def toy_trainer(out, iterations, every=0, resume=None, keep=3):
     updater = chainer.training.StandardUpdater(it, optimizer)
     trainer = chainer.training.Trainer(updater, (iterations, "iteration"), out=str(out))
     trainer.extend(chainer.training.extensions.LogReport(trigger=(2, "iteration")))
-    ext = attach_snapshots(trainer, None, every, resume=resume, keep=keep)
+    comm = create_communicator("ring", mpi_comm=MPI.COMM_SELF)
+    ext = attach_snapshots(trainer, comm, every, resume=resume, keep=keep)
     return trainer, model, ext
 
 

@@ -117,3 +117,56 @@ def test_solution_answer_cells_are_self_contained():
     namespace = {}
     exec(sub.text, namespace)
     assert {"allreduce_naive", "allreduce_ring", "average_gradients"} <= set(namespace)
+
+
+SCRIPT = 'import sys\n\nprint("it\'s", sys.argv)  # quotes and a backslash: \\n\n'
+
+
+def test_a_writefile_answer_cell_becomes_a_file_in_the_submission():
+    nb = nb_with(answer("helper", "def helper():\n    return 1"),
+                 answer("train_mn", "# MUTANT: a header\n%%writefile train_mn.py\n" + SCRIPT),
+                 {"cell_type": "code", "source": "%%writefile demo.py\nprint(2)", "metadata": {},
+                  "outputs": []})
+    sub = notebook.build(notebook.answer_cells(nb), "x.ipynb")
+    namespace = {}
+    exec(compile(sub.text, "submission.py", "exec"), namespace)
+    assert namespace["WRITTEN_FILES"] == {"train_mn.py": SCRIPT}  # not demo.py: not an answer
+    assert namespace["helper"]() == 1 and not sub.errors
+    # Line k of the script is a line of submission.py that maps back to its cell.
+    line = next(i for i, text in enumerate(sub.text.splitlines(), 1) if "print(" in text)
+    assert sub.where(line)["cell"] == "answer cell 'train_mn'"
+    assert sub.where(line)["line"] == 4  # the join line, then the script's lines 1..3
+
+
+def test_the_last_writefile_cell_wins_and_a_broken_script_is_kept_but_noted():
+    cells = [notebook.Cell("answer cell 'a'", "%%writefile a.py\nx = 1\n"),
+             notebook.Cell("answer cell 'b'", "%%writefile a.py\ndef f(:\n")]
+    sub = notebook.build(cells, "x")
+    namespace = {}
+    exec(sub.text, namespace)
+    assert namespace["WRITTEN_FILES"] == {"a.py": "def f(:\n"}
+    assert len(sub.errors) == 1
+    assert sub.errors[0].startswith("a.py (answer cell 'b') has a syntax error at line 1: ")
+
+
+def test_writefile_only_counts_as_the_first_code_line():
+    assert notebook.writefile("%%writefile t.py\nx = 1\n") == ("t.py", "x = 1\n")
+    assert notebook.writefile("# c\n\n%%writefile -a t.py\nx\n") == ("t.py", "x\n")
+    assert notebook.writefile("x = 1\n%%writefile t.py\n") is None
+    assert notebook.writefile("%%writefile notes.txt\nhello\n") is None
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_live_kernel_gives_the_last_writefile_cell_run(typed):
+    def as_run(text):  # IPython's _ih holds the transformed cell; raw history holds it as typed
+        if typed:
+            return "%%writefile train_mn.py\n" + text
+        return f"get_ipython().run_cell_magic('writefile', 'train_mn.py', {text!r})\n"
+
+    namespace = {"_ih": ["", as_run("old = 1\n"), "x = 2", as_run(SCRIPT), "dlhack.grade.check()"]}
+    sub, missing = notebook.from_namespace(["train_mn", "other"], namespace)
+    assert missing == ["other"]
+    run = {}
+    exec(sub.text, run)
+    assert run["WRITTEN_FILES"] == {"train_mn.py": SCRIPT}
+    assert notebook.from_namespace(["train_mn"], {"_ih": ["x = 1"]})[1] == ["train_mn"]

@@ -1,5 +1,8 @@
 """Helpers for graded tests: compare a result with a serial reference and say, in words a
-learner can act on, how it differs."""
+learner can act on, how it differs; and keep library answers out of reach of a lab's answers."""
+import sys
+from importlib.abc import MetaPathFinder
+
 import numpy as np
 
 
@@ -33,3 +36,29 @@ def compare(got, want, name="the result", rtol=1e-6, atol=1e-9):
     return (f"{name} differs from the serial reference at element{'s' if len(wrong) > 1 else ''} "
             f"{spans(list(wrong))} of {want.size} (element {k}: got {got.flat[k]:.6g}, "
             f"expected {want.flat[k]:.6g})")
+
+
+class _Blocked(MetaPathFinder):
+    def __init__(self, prefixes, reason):
+        self.prefixes, self.reason = tuple(prefixes), reason
+
+    def blocks(self, name):
+        return any(name == p or name.startswith(p + ".") for p in self.prefixes)
+
+    def find_spec(self, name, path=None, target=None):
+        if self.blocks(name):
+            raise ImportError(self.reason.format(name=name))
+
+
+def block_imports(prefixes, reason):
+    """Make the modules under ``prefixes`` unimportable in this (graded) process.
+
+    For a lab whose answer is a library function: importing it raises ImportError with
+    ``reason`` (``{name}`` is the module), so the learner's message says why. Call it at import
+    time of a lab's helper module, before the answers are imported; modules already imported
+    are dropped from ``sys.modules`` so that a later import meets the block too.
+    """
+    finder = _Blocked(prefixes, reason)
+    for name in [n for n in sys.modules if finder.blocks(n)]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, finder)

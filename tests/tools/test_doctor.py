@@ -44,6 +44,21 @@ def test_doctor_passes_on_this_install(tmp_path):
     assert "ready for the course" in done.stdout
 
 
+def test_doctor_passes_without_activating_the_environment(tmp_path):
+    """`.venv/bin/dlhack doctor` from a shell that never activated: no FAIL; the round trip uses
+    the environment's own mpiexec, and the report says how to get bare `mpiexec` too."""
+    bare = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                           if not (os.path.isfile(os.path.join(p, "mpiexec"))
+                                   or os.path.isfile(os.path.join(p, "dlhack"))))
+    env = dict(os.environ, PATH=bare)
+    assert shutil.which("mpiexec", path=bare) is None
+    done = doctor("-n", "2", "--json", str(tmp_path / "doctor.json"), env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = {r["name"]: r for r in json.loads((tmp_path / "doctor.json").read_text())}
+    assert status["mpiexec"]["status"] == "INFO" and "activate" in status["mpiexec"]["fix"]
+    assert status["roundtrip"]["status"] == "OK"
+
+
 def test_doctor_fails_when_mpiexec_belongs_to_another_mpi(scripts, tmp_path):
     """A foreign mpiexec first on PATH: named, and its symptom (rank 0 of 1 everywhere) seen."""
     fake = tmp_path / "mpiexec"
@@ -67,6 +82,8 @@ def test_mpiexec_flavours_are_told_apart():
     assert check_mpiexec("/usr/bin/mpiexec", OPEN_MPI, MPICH_LIBRARY).status == "FAIL"
     assert check_mpiexec("/opt/intel/mpiexec", INTEL, MPICH_LIBRARY).status == "WARN"
     assert check_mpiexec(None, "", MPICH_LIBRARY).status == "FAIL"
+    # None on PATH but the environment has its own: dlhack's launches still work.
+    assert check_mpiexec(None, "", MPICH_LIBRARY, beside="/venv/bin/mpiexec").status == "INFO"
 
 
 def test_roundtrip_sees_every_rank_alone_as_the_mismatch():

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from dlhack.tools.launch import TIMEOUT_STATUS, WRAPPER, main, run, wrap
+from dlhack.tools.launch import TIMEOUT_STATUS, main, run
+from dlhack.tools.supervise import WRAPPER, wrap
 
 
 def test_every_line_is_marked_with_its_rank(scripts):

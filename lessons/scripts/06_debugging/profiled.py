@@ -3,9 +3,10 @@
     summary, sentences_per_sec = profile_steps(comm, batchsize=32)
     show(comm, summary, sentences_per_sec, batchsize=32)     # rank 0 prints
 
-The steps are those of ``dlhack train --profile`` (``dlhack.profile.ProfilingUpdater``): data,
-forward, backward, wait (a barrier: time spent waiting for the slowest rank), allreduce and
-optimizer, each in milliseconds per step, for every rank.
+The steps are those of ``dlhack train --profile``: the multi-node optimizer's ordinary steps,
+timed from the outside by ``dlhack.profile.ProfilingUpdater`` in phases: data, forward,
+backward, wait (a barrier: time spent waiting for the slowest rank), allreduce and optimizer,
+each in milliseconds per step, for every rank.
 """
 import tempfile
 
@@ -13,10 +14,10 @@ import chainer
 import numpy as np
 
 from dlhack import profile
-from dlhack.corpus.batching import BucketIterator
 from dlhack.corpus import default_corpus
-from dlhack.parallel import scatter_dataset
+from dlhack.corpus.batching import BucketIterator
 from dlhack.model.seq2seq import Seq2seq, convert
+from dlhack.parallel import create_multi_node_optimizer, scatter_dataset
 
 
 def profile_steps(comm, batchsize, iterations=12, units=128, layers=2, n_train=1000, lr=2e-3):
@@ -27,9 +28,9 @@ def profile_steps(comm, batchsize, iterations=12, units=128, layers=2, n_train=1
                             equal_length=True)
     np.random.seed(0)
     model = Seq2seq(*sizes, n_units=units, n_layers=layers)
-    optimizer = chainer.optimizers.Adam(alpha=lr)
+    optimizer = create_multi_node_optimizer(chainer.optimizers.Adam(alpha=lr), comm)
     optimizer.setup(model)
-    updater = profile.ProfilingUpdater(BucketIterator(train, batchsize), optimizer, comm=comm,
+    updater = profile.ProfilingUpdater(BucketIterator(train, batchsize), optimizer, comm,
                                        converter=convert)
     trainer = chainer.training.Trainer(updater, (iterations, "iteration"),
                                        out=tempfile.gettempdir())

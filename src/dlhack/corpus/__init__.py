@@ -2,11 +2,13 @@
 
 Modules, in reading order:
 
-- ``grammar``   English and Japanese sentence frames (SVO -> SOV, particles, tense, negation)
-- ``phrases``   the words and phrases the frames are filled with
-- ``generate``  the embedded corpus, generated from the grammar (``dlhack data make OUTDIR``)
-- ``loader``    small_parallel_enja-format files, vocabularies, the ``Corpus`` they make
-- ``batching``  length-bucketed batches that keep data-parallel ranks in step
+- ``grammar``     the word lists: nouns, places, adjectives, verbs and what they take, as tables
+- ``inflection``  English verb groups, Japanese verb and adjective endings (tense, negation, mood)
+- ``phrases``     the lexicon parsed from the tables; noun phrases and predicates in both languages
+- ``sentences``   each kind of clause in both languages (SVO -> SOV, particles, questions)
+- ``generate``    the embedded corpus, drawn from those sentences (``dlhack data make OUTDIR``)
+- ``loader``      small_parallel_enja-format files, vocabularies, the ``Corpus`` they make
+- ``batching``    length-bucketed batches that keep data-parallel ranks in step
 
 The loader's names are re-exported here: ``from dlhack.corpus import load_corpus``.
 """

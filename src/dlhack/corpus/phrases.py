@@ -1,5 +1,6 @@
-"""Phrases of the embedded corpus: the lexicon read from :mod:`dlhack.corpus.grammar`, verb endings, and
-noun phrases rendered in English and Japanese at once. :mod:`dlhack.corpus.generate` builds sentences.
+"""Phrases of the embedded corpus: the lexicon read from :mod:`dlhack.corpus.grammar`, and noun
+phrases and predicates rendered in English and Japanese at once. :mod:`dlhack.corpus.sentences`
+builds sentences from them.
 
 Japanese order inside a noun phrase: determiner, adjective, noun ("私 の 赤い 車"); a numeral
 with its counter floats after the particle ("りんご を 三 つ"), so phrases carry it apart.
@@ -7,7 +8,7 @@ with its counter floats after the particle ("りんご を 三 つ"), so phrases
 from typing import NamedTuple
 
 from dlhack.corpus import grammar as g
-from dlhack.corpus.grammar import BE, ja_predicate
+from dlhack.corpus.inflection import BE, English, english_verb, ja_predicate, japanese_verb, plural
 
 
 class Noun(NamedTuple):
@@ -32,8 +33,8 @@ class Place(NamedTuple):
 
 
 class Verb(NamedTuple):
-    en: g.English
-    ja: dict            # stems from grammar.japanese_verb
+    en: English
+    ja: dict            # stems from inflection.japanese_verb
     objs: tuple         # nouns it takes as object
     people: float       # how often the object is a person instead
     particle: str       # を, or に (meet, call, climb, ride)
@@ -72,7 +73,7 @@ class Lexicon:
             unit = ctr if ctr in ("cup", "glass") else ""
             default = "mass" if set(tags) & set("MD") else "" if set(tags) & set("SZOL") else "a"
             art = {"0": "", "the": "the"}[art[0]] if art else default
-            self.nouns[en] = Noun(en, pl or g.plural(en), ja, "杯" if unit else ctr.strip("-"),
+            self.nouns[en] = Noun(en, pl or plural(en), ja, "杯" if unit else ctr.strip("-"),
                                   tags.strip("-"), art, unit)
         self.places = [Place(f[0], " ".join(f[1:-2]), f[-2], f[-1]) for f in g.entries(g.PLACES)]
         place_nouns = {p.np: Noun(p.np, p.np, p.ja, "", "@" + p.tags, "") for p in self.places}
@@ -111,10 +112,10 @@ class Lexicon:
                        for en, ja, dest, flags in g.rows(g.MOTION)]
         bases = [v.en.base for v in self.transitive]
         self.ambiguous = {b for b in bases if bases.count(b) > 1}  # play: する or 弾く
-        self.put_in = g.japanese_verb("入れ=る")  # "put the key in the box": 入れる, not 置く
-        self.go_home = g.japanese_verb("帰-る")  # "go home": 家 に 帰る
-        self.exist = {True: g.japanese_verb("い=る"), False: g.japanese_verb("あ-る")}
-        self.like_verbs = {w: g.english_verb(f"{w}/{w}d") for w in ("like", "hate")}
+        self.put_in = japanese_verb("入れ=る")  # "put the key in the box": 入れる, not 置く
+        self.go_home = japanese_verb("帰-る")  # "go home": 家 に 帰る
+        self.exist = {True: japanese_verb("い=る"), False: japanese_verb("あ-る")}
+        self.like_verbs = {w: english_verb(f"{w}/{w}d") for w in ("like", "hate")}
         self.things = [n for n in self.tagged("TRFG") if n.art == "a"]
         self.likeable = self.tagged("FMDASO") + [self.nouns[n] for n in ("movie", "anime", "drama")]
         self.skills = self.tagged("SZO")
@@ -140,7 +141,7 @@ class Lexicon:
         people = 0.0 if "N" not in objs.split() else 0.4 if nouns else 1.0
         where = tuple(p for p in self.places if set(p.tags) & set(places))
         tool_list = tuple(tuple(f) for f in g.entries(g.TOOLS[tools])) if tools else ()
-        return Verb(g.english_verb(en), g.japanese_verb(ja), tuple(nouns), people,
+        return Verb(english_verb(en), japanese_verb(ja), tuple(nouns), people,
                     "に" if "N" in flags else "を", where, tool_list, flags)
 
 
@@ -179,7 +180,7 @@ def noun_phrase(rng, noun, dets="a the this that poss num", p_adj=0.2):
         number, qty = LEX.numbers[n - 1][0], f"{LEX.numbers[n - 1][1]} {noun.ctr}"
         if noun.unit:  # a cup of coffee, three glasses of cold milk
             en = f"a {noun.unit} of {pre}{noun.en}" if n == 1 else \
-                f"{number} {g.plural(noun.unit)} of {pre}{noun.en}"
+                f"{number} {plural(noun.unit)} of {pre}{noun.en}"
         else:
             en = f"{number} {pre}{noun.pl}"
     elif det == "bare":

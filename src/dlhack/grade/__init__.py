@@ -10,9 +10,12 @@ Modules, in the order a grading goes through them:
 - ``notebook``  the learner's answer cells (from a file or a live kernel) as one module
 - ``harness``   every (test, rank count) run, in parallel; points added up
 - ``runner``    one run under mpiexec with limits and a timeout; the threat model
-- ``rank.py``   the script each rank runs (standalone: it never imports dlhack)
-- ``procs``     the run's processes: stack dumps, then the kill sweep
+- ``rank.py``   the grader's part of each rank (key, barrier, pytest, signed record); it runs
+                inside ``dlhack.tools.rankwrap``, and never imports dlhack
 - ``verdict``   what the ranks left behind, as an outcome and a message
+
+Starting the ranks, their stack dumps and the kill sweep are ``dlhack.tools.supervise``'s, the
+supervisor ``dlhack run`` uses too; stack dumps are read by ``dlhack.tools.stacks``.
 - ``report``    feedback text, JSON and JUnit XML
 - ``checkcell`` ``check`` and ``export``, for lab notebooks
 

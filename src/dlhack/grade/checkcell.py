@@ -1,16 +1,26 @@
 """What a lab notebook calls: ``check`` in each check cell, ``export`` to try answers under mpiexec.
 
-    dlhack.grade.check("02_collectives", "allreduce_ring")   # prints feedback, returns the points
+    dlhack.grade.check("02_collectives", "allreduce_ring")   # prints feedback as it goes
     dlhack.grade.export("02_collectives", "answers_02.py")   # the answers run so far, as a module
 
 Both take the answers from the notebook's live namespace (see ``notebook.py`` for why not the file
 on disk): the cells that defined the lab's answer functions, which are the exercise names. ``check``
-then runs the same harness as ``dlhack grade``. It prints to stdout only and never raises, since
-nbgrader scores a check cell 0 when it errs or writes to stderr; it returns the points, which a
-check cell leaves as its value so that nbgrader gives partial credit.
+then runs the same harness as ``dlhack grade``, printing a line as each run (one test at one rank
+count) ends, then the feedback. It prints to stdout only and never raises, since nbgrader scores a
+check cell 0 when it errs or writes to stderr.
+
+What the cell's value is, and why. ``check`` returns the points earned. nbgrader
+(``nbgrader.utils.determine_grade``) reads a graded code cell so: an error or stderr output
+scores 0; an ``execute_result`` whose text is a number scores that number (partial credit);
+*no* value at all scores full marks. So a check cell must keep a numeric value under nbgrader
+(``nbgrader autograde`` and ``validate`` set ``NBGRADER_EXECUTION``), or every exercise, even one
+never started, would get full marks. In the learner's JupyterLab the same value would only show
+as a stray ``Out[..]: 3.0`` under the feedback, which already says the score; there ``check``
+returns a :class:`Points`, a float that displays nothing.
 """
 import os
 import sys
+import threading
 import traceback
 import warnings
 from pathlib import Path
@@ -18,6 +28,34 @@ from pathlib import Path
 from dlhack.grade import notebook, report
 from dlhack.grade.harness import grade
 from dlhack.grade.plan import LabError, load_plan
+
+
+class Points(float):
+    """The points a check earned: a float that IPython does not display (see the module doc)."""
+
+    def _ipython_display_(self):
+        pass  # the feedback printed above already gives the score
+
+
+def _value(points):
+    """The check cell's value: a plain float under nbgrader, which reads it as partial credit."""
+    return float(points) if os.environ.get("NBGRADER_EXECUTION") else Points(points)
+
+
+def _progress_printer(out):
+    """A harness progress callback: one line per finished run, as ``[pass] name at 3 ranks``."""
+    lock = threading.Lock()
+
+    def progress(test, ranks, run):
+        if run["outcome"] == "not_run":
+            return  # the feedback at the end says what was not run and why
+        mark = report.MARKS.get(run["outcome"], "FAIL")
+        took = f" ({run['duration_s']:g} s)" if "duration_s" in run else ""
+        with lock:
+            out.write(f"  [{mark}] {test.name} at {ranks} rank{'s' if ranks > 1 else ''}{took}\n")
+            out.flush()
+
+    return progress
 
 
 def check(lab, exercise=None, namespace=None, *, timeout=None):
@@ -31,10 +69,11 @@ def check(lab, exercise=None, namespace=None, *, timeout=None):
         timeout: seconds per test run, replacing each test's own timeout.
 
     Returns:
-        The points earned, a float (0.0 when not done yet, or when the check itself failed).
+        The points earned (0.0 when not done yet, or when the check itself failed): a plain
+        float under nbgrader, else a :class:`Points` that the notebook does not display.
     """
     if os.environ.get("DLHACK_GRADING"):
-        return 0.0  # learner code that calls check() is being graded right now: never recurse
+        return _value(0.0)  # learner code that calls check() is being graded right now
     namespace = sys._getframe(1).f_globals if namespace is None else namespace
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a warning would go to stderr, which zeroes the cell
@@ -45,22 +84,29 @@ def check(lab, exercise=None, namespace=None, *, timeout=None):
             if unknown:
                 print(f"{lab} has no exercise {unknown[0]!r}; "
                       f"its exercises: {', '.join(plan.exercises)}")
-                return 0.0
+                return _value(0.0)
             submission, missing = notebook.from_namespace(plan.exercises, namespace)
             if all(name in missing for name in wanted):
                 print(f"{', '.join(wanted)}: not defined yet: run the cell that defines "
                       f"{'it' if len(wanted) == 1 else 'them'}, then this one.")
-                return 0.0
-            result = grade(plan, submission, exercises=wanted, timeout=timeout)
+                return _value(0.0)
+            tests = [t for t in plan.tests if t.exercise in wanted]
+            counts = sorted({n for t in tests for n in t.ranks})
+            print(f"Checking {', '.join(wanted)}: {len(tests)} test(s) at "
+                  f"{', '.join(map(str, counts))} ranks; a line as each run ends.", flush=True)
+            extra = {"progress": _progress_printer(sys.stdout)}  # TEMP until harness has it
+            if "progress" not in __import__("inspect").signature(grade).parameters:
+                extra = {}
+            result = grade(plan, submission, exercises=wanted, timeout=timeout, **extra)
         except LabError as err:
             print(f"dlhack.grade.check cannot check {lab}: {err}")
-            return 0.0
+            return _value(0.0)
         except Exception as err:  # noqa: BLE001 - a grader bug must not break the learner's notebook
             print(f"dlhack.grade.check failed ({type(err).__name__}: {err}); please tell your "
                   f"instructor.\n{traceback.format_exc(limit=5)}")
-            return 0.0
+            return _value(0.0)
     print(report.feedback(result))
-    return float(result["score"])
+    return _value(result["score"])
 
 
 def export(lab, path, namespace=None):

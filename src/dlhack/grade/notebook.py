@@ -13,14 +13,26 @@ instead: for each answer function, the whole cell that defined it. IPython (and 
 under Jupyter and under nbclient) registers each cell's code with ``linecache`` under the
 ``co_filename`` of the functions the cell defines, with magics already turned into
 ``get_ipython()`` calls; those lines are replaced like magics.
+
+A lab may ask for a whole script instead of a function: an answer cell that starts with
+``%%writefile NAME.py`` (leading comment lines aside). Its exercise is ``NAME``. Such a cell is
+not run as Python; the file it writes goes into submission.py as a dict constant,
+``WRITTEN_FILES = {"NAME.py": text}``, one line of the script per line of submission.py (so a
+line of the script maps back to its cell). The lab's tests read it through the adapter and run
+the script themselves. In a live kernel the cell comes from the input history (``_ih``, or the
+raw history of ``get_ipython()``): the last cell run that writes ``NAME.py``.
 """
+import ast
 import inspect
 import json
 import linecache
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 MAGIC_PREFIXES = ("%", "!", "get_ipython().")
+FILES = "WRITTEN_FILES"  # the dict constant of submission.py that holds %%writefile answers
+WRITEFILE = re.compile(r"%%writefile(?:\s+-a)?\s+(?P<name>[\w.-]+\.py)\s*")
 
 
 class SubmissionError(Exception):
@@ -65,26 +77,57 @@ def clean_cell(source):
     return "\n".join(lines)
 
 
+def writefile(source):
+    """``(file name, text)`` when a cell is ``%%writefile NAME.py`` (after any comment lines,
+    such as a planted mutant's header), else None."""
+    lines = source.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        code = line.strip()
+        if not code or code.startswith("#"):
+            continue
+        match = WRITEFILE.fullmatch(code)
+        return (match["name"], "".join(lines[i + 1:])) if match else None
+    return None
+
+
+def _syntax_error(label, err):
+    line = getattr(err, "lineno", None)
+    text = (getattr(err, "text", None) or "").strip()
+    return (f"{label}" + (f" at line {line}" if line else "") + f": {getattr(err, 'msg', err)}"
+            + (f": {text}" if text else ""))
+
+
 def build(cells, origin):
     """Join answer cells into one module, remembering which lines came from which cell.
 
     A cell with a syntax error is left out (and noted in ``errors``), so that one unfinished
-    cell costs its own exercise only, not every exercise of the lab.
+    cell costs its own exercise only, not every exercise of the lab. A ``%%writefile`` cell
+    becomes an entry of ``WRITTEN_FILES`` (a later cell writing the same file replaces it); a
+    script with a syntax error is kept, since running it is what the lab's tests grade, and noted.
     """
     lines = [f"# The answer cells of {origin}, joined by dlhack.grade.", ""]
-    spans, errors = [], []
+    spans, errors, written = [], [], []
     for cell in cells:
-        code = clean_cell(cell.source)
-        try:
-            compile(code, cell.label, "exec")
-        except (SyntaxError, ValueError) as err:  # ValueError: null bytes, on Python 3.11
-            line = getattr(err, "lineno", None)
-            text = (getattr(err, "text", None) or "").strip()
-            errors.append(f"{cell.label} was left out: syntax error"
-                          + (f" at line {line}" if line else "")
-                          + f": {getattr(err, 'msg', err)}" + (f": {text}" if text else ""))
-            code = "# (left out: syntax error)"
-        body = code.splitlines()
+        script = writefile(cell.source)
+        if script:
+            name, text = script
+            try:
+                compile(text, name, "exec")
+            except (SyntaxError, ValueError) as err:
+                errors.append(_syntax_error(f"{name} ({cell.label}) has a syntax error", err))
+            if not written:
+                lines.append(f"{FILES} = {{}}")
+            written.append(name)
+            body = [f"{FILES}[{name!r}] = \"\".join(["]
+            body += [f"    {line!r}," for line in text.splitlines(keepends=True)] + ["])"]
+        else:
+            code = clean_cell(cell.source)
+            try:
+                compile(code, cell.label, "exec")
+            except (SyntaxError, ValueError) as err:  # ValueError: null bytes, on Python 3.11
+                errors.append(_syntax_error(f"{cell.label} was left out: syntax error", err))
+                code = "# (left out: syntax error)"
+            body = code.splitlines()
         lines.append(f"# ---- {cell.label} ----")
         spans.append((len(lines) + 1, len(lines) + len(body), cell.label))
         lines += body + ["", ""]
@@ -157,13 +200,58 @@ def defining_cell(obj):
     return id(obj), inspect.getsource(obj)  # classes, or code that linecache does not know
 
 
+def history_cells(namespace):
+    """The cells run so far in a live kernel, as typed (newest last); [] outside IPython."""
+    shell = namespace.get("get_ipython")
+    try:
+        raw = list(shell().history_manager.input_hist_raw)
+    except Exception:  # noqa: BLE001 - not IPython, or no history: fall back to _ih
+        raw = None
+    return raw if raw else [str(c) for c in namespace.get("_ih", namespace.get("In", [])) or []]
+
+
+def _magic_call(cell):
+    """``get_ipython().run_cell_magic('writefile', 'x.py', text)`` (IPython's parsed form)
+    back into the cell as typed; None for anything else."""
+    try:
+        tree = ast.parse(cell)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if (isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "run_cell_magic"
+                and len(call.args) == 3
+                and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in call.args)):
+            magic, line, text = (a.value for a in call.args)
+            return f"%%{magic} {line}\n{text}"
+    return None
+
+
+def written_cell(name, namespace):
+    """The source of the last cell run in this kernel that is ``%%writefile NAME.py``, or None."""
+    for cell in reversed(history_cells(namespace)):
+        for source in (cell, _magic_call(cell)):
+            script = writefile(source) if source else None
+            if script and script[0] == f"{name}.py":
+                return source
+    return None
+
+
 def from_namespace(names, namespace, origin="this notebook"):
-    """``(Submission, missing names)`` from the cells that defined ``names`` in ``namespace``."""
+    """``(Submission, missing names)`` from the cells that defined ``names`` in ``namespace``.
+
+    A name that no function in ``namespace`` has is looked for as a script: the last cell run
+    that is ``%%writefile NAME.py``.
+    """
     cells, seen, missing = [], set(), []
     for name in names:
         obj = namespace.get(name)
         if obj is None or not callable(obj):
-            missing.append(name)
+            source = written_cell(name, namespace)
+            if source is None:
+                missing.append(name)
+            else:
+                cells.append(Cell(label=f"the %%writefile {name}.py cell", source=source))
             continue
         try:
             key, source = defining_cell(obj)

@@ -20,6 +20,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from dlhack.tools.mpiexec import one_thread_env, without_launcher
+
 ENV_ROOT = "DLHACK_ROOT"
 DEFAULT_TIMEOUT = 30.0
 RANK_SCRIPT = Path(__file__).with_name("rank.py")
@@ -57,19 +59,17 @@ def lab_names(root=None):
 
 def child_env(**extra):
     """The environment for grader subprocesses: one BLAS thread, no stray MPI or pytest settings."""
-    drop = ("PMI_", "PMIX_", "HYDRA_", "MPIR_", "OMPI_", "PYTEST_", "DLHACK_GRADE")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", DLHACK_GRADING="1",
-               # Plugins installed for the project's own tests (pytest-isolate-mpi would relaunch
-               # `mpi` tests under its own mpiexec) have no place inside a graded rank.
-               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-               # A rank waiting for a message spins; on a busy machine with fewer cores than ranks
-               # that steals the CPU the other ranks need. Sleep 1 us after 64 idle polls instead.
-               MPIR_CVAR_CH4_PROGRESS_THROTTLE="1",
-               MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT="64")
-    env.update(extra)
-    return env
+    env = {k: v for k, v in without_launcher(os.environ).items()
+           if not k.startswith(("PYTEST_", "DLHACK_GRADE"))}
+    return one_thread_env(
+        env, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", DLHACK_GRADING="1",
+        # Plugins installed for the project's own tests (pytest-isolate-mpi would relaunch
+        # `mpi` tests under its own mpiexec) have no place inside a graded rank.
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+        # A rank waiting for a message spins; on a busy machine with fewer cores than ranks
+        # that steals the CPU the other ranks need. Sleep 1 us after 64 idle polls instead.
+        MPIR_CVAR_CH4_PROGRESS_THROTTLE="1",
+        MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT="64", **extra)
 
 
 @dataclass(frozen=True)

@@ -1,26 +1,27 @@
 """One rank of one graded test, or the listing of a lab's tests. The grader runs it as
 
-    mpiexec -n N python rank.py run TESTS_ROOT NODEID     # one graded test at N ranks
+    mpiexec -n N python P/rankwrap.py P P/rank.py run TESTS_ROOT NODEID   # one test at N ranks
     python rank.py collect TESTS_ROOT LAB OUT.json        # list a lab's tests and their markers
 
 It is a standalone script, never imported as ``dlhack.grade.rank``: importing the package would
-import Chainer in every rank (0.3 s each), and the grader copies this file into a private
-directory for each run so that learner code that rewrites files cannot rewrite it in place.
+import Chainer in every rank (0.3 s each), and the grader copies this file (with rankwrap.py) into
+a private directory ``P`` for each run, so that learner code that rewrites files cannot rewrite
+it in place.
 
-Run mode, in order: read this rank's one-time key from the private directory (``DLHACK_GRADE_DIR``)
-and delete the key file; write this rank's pid, so the grader can signal it; send fatal-signal
-tracebacks and SIGUSR1 stack dumps to files there; wait at a barrier, so no learner code runs
-before every rank has burnt its key; run the test with pytest; write the outcome to
-``result.RANK.json``, signed with the key. The signature is what the grader trusts: learner code
-can write files wherever the grader can, but it never sees the key (short of reading this
-process's memory, which the threat model in ``runner.py`` leaves out).
+What every supervised rank needs comes from ``dlhack/tools/rankwrap.py``, the same wrapper as
+``dlhack run``'s: the rank's output file, its pid file, SIGUSR1 stack dumps and fatal-signal
+dumps, ``MPI_Abort`` on an uncaught error. This script keeps what is the grader's own. Run mode,
+in order: read this rank's one-time key from the private directory (``DLHACK_GRADE_DIR``) and
+delete the key file; wait at a barrier, so no learner code runs before every rank has burnt its
+key; run the test with pytest; write the outcome to ``result.RANK.json``, signed with the key.
+The signature is what the grader trusts: learner code can write files wherever the grader can,
+but it never sees the key (short of reading this process's memory, which the threat model in
+``runner.py`` leaves out).
 """
-import faulthandler
 import hashlib
 import hmac
 import json
 import os
-import signal
 import sys
 import time
 import traceback
@@ -156,19 +157,14 @@ def run(root, nodeid):
     private = Path(os.environ.pop("DLHACK_GRADE_DIR"))
     if sys.path and Path(sys.path[0]).resolve() == private.resolve():
         del sys.path[0]  # nothing in the private directory is for learner code to import
-    rank = int(os.environ.get("PMI_RANK", "0"))
+    from mpi4py import MPI  # starts MPI; no learner code has run yet
+
+    rank = MPI.COMM_WORLD.rank
     key_file = private / f"key.{rank}"
     key = key_file.read_bytes()
     key_file.unlink()
-    (private / f"pid.{rank}").write_text(str(os.getpid()))
-    # Kept open for the life of the process: faulthandler writes to the raw file descriptors.
-    crash = open(private / f"crash.{rank}", "w")  # noqa: SIM115
-    stacks = open(private / f"stack.{rank}", "w")  # noqa: SIM115
-    faulthandler.enable(crash, all_threads=True)
-    faulthandler.register(signal.SIGUSR1, stacks, all_threads=True)
 
     import pytest
-    from mpi4py import MPI
 
     MPI.COMM_WORLD.Barrier()
     start = time.monotonic()

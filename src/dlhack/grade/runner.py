@@ -6,15 +6,19 @@ Each run gets fresh directories under ``job.base``:
 
     case-*/tests/    a fresh copy of the lab's tests (compared afterwards: changed -> tampered)
     case-*/work/     the working directory; ``submission.py``, the learner's answers, is here
-    case-*/p-*/      private: rank.py, one-time keys, pids, stack dumps, results, mpiexec's log
+    case-*/p-*/      private: rank.py and rankwrap.py (copies), one-time keys, results, and
+                     the run files of tools/runfiles.py (rank.N.out/pid/stack/crash/done,
+                     mpiexec.out)
 
-``mpiexec -n N python p-*/rank.py run tests NODEID`` starts in a new session, under limits on
-address space, CPU time and file size. The grader polls for the ranks' result records and ends
-the run when every rank has reported; when a rank failed and the others are still running
-FAIL_GRACE seconds later (they are waiting for it); when a rank passed and the others still run
-PASS_GRACE seconds later; or at the test's timeout. Ranks that never reported get SIGUSR1 first
-(rank.py installed faulthandler for it, so they dump their Python stacks), then everything the
-run started is killed (``procs.py``), and ``verdict.py`` turns what is left into an outcome.
+``mpiexec -n N python p-*/rankwrap.py p-* p-*/rank.py run tests NODEID`` is started by
+``dlhack.tools.supervise``, the same supervisor as ``dlhack run``'s: in a new session, under
+limits on address space, CPU time and file size, every rank inside the same ``rankwrap.py``. The
+grader polls for the ranks' result records and ends the run when every rank has reported; when a
+rank failed and the others are still running FAIL_GRACE seconds later (they are waiting for it);
+when a rank passed and the others still run PASS_GRACE seconds later; or at the test's timeout.
+Ranks that never reported are asked for their Python stacks (SIGUSR1), then everything the run
+started is killed (the supervisor's /proc sweep), and ``verdict.py`` turns what is left into an
+outcome. The log shown with a failure is the end of every rank's output and of mpiexec's.
 
 Threat model, honestly: this is not a sandbox. Learner code runs as the same user as the grader.
 What it cannot easily do is change its score: the tests are copied fresh for every run and
@@ -22,15 +26,15 @@ compared afterwards; the outcome is read only from result records signed with a 
 rank reads and deletes before any learner code runs; a record with a bad signature marks the
 submission as tampered; a missing record is a failure, never a pass. What this does not defend
 against: reading the key from the rank's own memory (gc, ptrace), monkeypatching the test or
-pytest inside the rank, or damaging files the user can write, the repository included. Grading
-code from strangers needs a container or a separate user on top of this.
+pytest inside the rank, or damaging files the user can write, the repository included; nor
+writing the run files (stack, crash and output files) that only shape the message, never the
+score. Grading code from strangers needs a container or a separate user on top of this.
 """
 import hashlib
 import hmac
 import json
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,26 +42,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlhack.grade.plan import RANK_SCRIPT, LabError, child_env, write_files
-from dlhack.grade.procs import POLL, dump_stacks, kill_all
 from dlhack.grade.rank import sign
 from dlhack.grade.verdict import summarize
+from dlhack.tools import supervise
 from dlhack.tools.mpiexec import find_mpiexec as _find_mpiexec
+from dlhack.tools.runfiles import output_tail
 
+POLL_S = 0.02      # s: how often the result records are looked for
 FAIL_GRACE = 2.0   # s: after one rank fails, how long the others get before they count as stuck
 PASS_GRACE = 5.0   # s: after one rank passes; generous: a false "stuck" fails a correct answer
 EXIT_GRACE = 1.0   # s: after every rank reported, how long mpiexec gets to exit by itself
-# Sets RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE, then becomes mpiexec; the limits pass to every rank.
-LIMITS = """import os, resource, sys
-names = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE")
-for name, value, extra in zip(names, sys.argv[1:4], (0, 2, 0)):
-    res = getattr(resource, name)
-    soft, hard = int(value), int(value) + extra
-    cap = resource.getrlimit(res)[1]
-    if cap != resource.RLIM_INFINITY:
-        soft, hard = min(soft, cap), min(hard, cap)
-    resource.setrlimit(res, (soft, hard))
-os.execv(sys.argv[4], sys.argv[4:])
-"""
+DUMP_WAIT_S = 1.0  # s: how long ranks that never reported get to dump their stacks
 
 
 @dataclass
@@ -88,34 +83,34 @@ def run_case(test, ranks, job):
     digests = write_files(job.files, tests)
     (work / "submission.py").write_text(job.submission.text)
     shutil.copyfile(RANK_SCRIPT, private / "rank.py")
-    rank_digest = _sha256(private / "rank.py")
+    scripts = [private / "rank.py", *supervise.install_wrapper(private)]
+    script_digests = {path.name: _sha256(path) for path in scripts}
     key = secrets.token_bytes(32)
     for rank in range(ranks):
         (private / f"key.{rank}").write_bytes(key)
-    limits = [str(job.memory_mb << 20), str(int(test.timeout) + 5), str(job.file_mb << 20)]
-    cmd = [sys.executable, "-S", "-c", LIMITS, *limits, find_mpiexec(), "-n", str(ranks),
-           sys.executable, str(private / "rank.py"), "run", str(tests), test.nodeid]
+    limits = (job.memory_mb << 20, int(test.timeout) + 5, job.file_mb << 20)
     env = child_env(DLHACK_GRADE_DIR=str(private), DLHACK_SUBMISSION=str(work / "submission.py"))
     start = time.monotonic()
-    with open(private / "log.txt", "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            records, forged, reason = _watch(proc, private, ranks, key, start + test.timeout)
-            missing = [r for r in range(ranks) if r not in records]
-            if proc.poll() is None and missing:
-                dump_stacks(private, missing)
-        finally:
-            kill_all(proc, private, work)
+    running = supervise.start(
+        [sys.executable, str(private / "rank.py"), "run", str(tests), test.nodeid], private,
+        ranks, wrapper=private / "rankwrap.py", mpiexec=find_mpiexec(), cwd=work, env=env,
+        limits=limits, folders=(work, tests))
+    try:
+        records, forged, reason = _watch(running.proc, private, ranks, key, start + test.timeout)
+        missing = [r for r in range(ranks) if r not in records]
+        if running.proc.poll() is None and missing:
+            running.stacks(missing, wait_s=DUMP_WAIT_S)
+    finally:
+        running.kill()
     duration = time.monotonic() - start
     _read_records(private, ranks, key, records, forged)  # a rank may have finished meanwhile
     changed = _changed(tests, digests)
-    if _sha256(private / "rank.py") != rank_digest:
-        changed.append("rank.py")
+    changed += [name for name, digest in script_digests.items()
+                if _sha256(private / name) != digest]
     run = summarize(test, ranks, job, records, forged, changed, reason, private, work)
     run["duration_s"] = round(duration, 2)
     if run["outcome"] != "passed":
-        run["log"] = (private / "log.txt").read_text(errors="replace")[-3000:]
+        run["log"] = output_tail(private, 3000)
     shutil.rmtree(case, ignore_errors=True)
     return run
 
@@ -143,7 +138,7 @@ def _watch(proc, private, ranks, key, deadline):
                 return records, forged, "stuck"
         if now > deadline:
             return records, forged, "timeout"
-        time.sleep(POLL)
+        time.sleep(POLL_S)
 
 
 def _read_records(private, ranks, key, records, forged):

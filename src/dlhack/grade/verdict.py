@@ -8,14 +8,14 @@ and where); crashed (a rank died from a signal: its faulthandler traceback says 
 (timeout, or some ranks finished and the others never did); tampered (test files changed, or a
 result record with a bad signature); error (the test itself, or mpiexec, could not run). Places
 in the learner's code are given as cell and line, through ``notebook.Submission.where``.
+The ranks' run files (``rank.N.stack``, ``rank.N.crash``, ...) are named by tools/runfiles.py
+and their dumps read by tools/stacks.py, the same reader as ``dlhack run``'s.
 """
-import re
 from pathlib import Path
 
-from dlhack.grade.procs import read_text
 from dlhack.grade.rank import IMPORT_FAILURE, MISSING_ANSWER
-
-FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
+from dlhack.tools import stacks
+from dlhack.tools.runfiles import read, run_file
 
 
 def _where(frames, job, work):
@@ -45,7 +45,8 @@ def _short_mpi_error(message):
 
 
 def _dump_frames(text):
-    return [m.groups() for m in FRAME.finditer(text)]
+    """The frames of a faulthandler dump as (file, line, function), innermost first."""
+    return [(f.file, f.line, f.func) for frames in stacks.parse_dump(text) for f in frames]
 
 
 def _ranks_text(ranks):
@@ -66,7 +67,7 @@ def summarize(test, ranks, job, records, forged, changed, reason, private, work)
                             "where": _where(frames, job, work), "phase": record.get("phase", ""),
                             "stdout": record.get("stdout", "")})
             continue
-        crash, stack = read_text(private / f"crash.{rank}"), read_text(private / f"stack.{rank}")
+        crash, stack = read(private, "crash", rank), read(private, "stack", rank)
         state = "crashed" if crash.strip() else "waiting" if stack.strip() else "gone"
         text = crash if crash.strip() else stack
         where = _where(_dump_frames(text), job, work)
@@ -135,8 +136,8 @@ def summarize(test, ranks, job, records, forged, changed, reason, private, work)
         hint = " (an endless loop, or a receive that no rank sends to)" if not done else ""
         return {**run, "outcome": "hung", "timed_out": reason == "timeout",
                 "message": f"{lead}{hint}" + (f": {waiting}" if waiting else "")}
-    if not any((private / f"pid.{rank}").exists() for rank in missing):
-        log = [line for line in read_text(private / "log.txt").splitlines() if line.strip()]
+    if not any(run_file(private, "pid", rank).exists() for rank in missing):
+        log = [line for line in read(private, "out").splitlines() if line.strip()]
         return {**run, "outcome": "error", "message": "mpiexec could not start the ranks"
                 + (f": {log[-1].strip()}" if log else "")}
     return {**run, "outcome": "crashed",

@@ -9,17 +9,23 @@ The data-parallel diff of a training script is these few lines (as in ChainerMN'
     if comm.rank == 0:                                       # only rank 0 prints and writes
         trainer.extend(extensions.LogReport())
 
-Modules, in reading order:
+Modules, in reading order (each one that sends says what a step or a call costs, in messages
+and bytes):
 
-- ``allreduce_naive``  sum through a root with Send/Recv (the parameter-server shape; slow)
-- ``allreduce_ring``   reduce-scatter + allgather around a ring (fast)
-- ``allreduce_mpi``    MPI's own Allreduce (the reference)
-- ``hosts``            intra_rank / inter_rank from host names
-- ``communicator``     ranks, bcast_data, multi_node_mean_grad, object messages
-- ``optimizer``        the multi-node optimizer
-- ``scatter``          dataset and index scattering
-- ``evaluator``        sample-weighted evaluation and corpus BLEU over ranks
-- ``equivalence``      N ranks x batch b == one process x batch N*b, the check
+- ``allreduce_naive``      lesson 2: sum through a root with Send/Recv (the naive one; slow)
+- ``allreduce_ring``       lesson 2: reduce-scatter + allgather around a ring (fast)
+- ``allreduce_mpi``        lesson 2: MPI's own Allreduce (the reference)
+- ``hosts``                lesson 3: intra_rank / inter_rank from host names
+- ``communicator``         lesson 3: ranks, bcast_data, multi_node_mean_grad, object messages
+- ``optimizer``            lesson 3: the multi-node optimizer
+- ``scatter``              lesson 3: dataset and index scattering
+- ``evaluator``            lesson 3: sample-weighted evaluation and corpus BLEU over ranks
+- ``equivalence``          lesson 3: N ranks x batch b == one process x batch N*b, the check
+- ``paramserver``          lesson 4: parameter server, sync and async, beside allreduce
+- ``paramserver_problem``  lesson 4: the toy problem it trains, and the serial reference
+- ``schedules``            lesson 5: learning-rate and batch-size schedules for large batches
+- ``p2p``                  lesson 7: send/recv of variables whose gradients flow back
+- ``model_parallel``       lesson 7: the translator split over two ranks, encoder and decoder
 """
 from dlhack.parallel.communicator import Communicator, create_communicator
 from dlhack.parallel.evaluator import create_multi_node_evaluator, gather_corpus_bleu

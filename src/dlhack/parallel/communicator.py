@@ -17,6 +17,11 @@ device arrays straight to the ``"mpi"`` algorithm (MPI does the adding). ``"naiv
 ``"ring"`` add with numpy, so they always stage. The mpich wheel this course installs from
 PyPI is not CUDA-aware, and no test here runs on a GPU.
 
+Cost: creating one is one ``allgather`` of host names (``hosts``). ``multi_node_mean_grad`` is
+one allreduce of all ``n`` gradients packed together, whatever their number of arrays (its
+messages and bytes are the algorithm's: see each ``allreduce_*`` module); ``bcast_data`` is one
+``Bcast`` per parameter array; the ``*_obj`` methods send one pickle each, for small objects.
+
 Lesson: "The communicator". The three algorithms live in ``allreduce_naive``,
 ``allreduce_ring`` and ``allreduce_mpi``.
 """

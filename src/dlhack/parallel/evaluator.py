@@ -19,6 +19,15 @@ Two figures, two right ways to combine them:
 
 Both use only ``rank``, ``gather_obj`` and ``bcast_obj``, so ChainerMN's communicator works too.
 
+Cost per evaluation on ``p`` ranks, each evaluating its own ``N / p`` of ``N`` dev samples:
+
+- ``create_multi_node_evaluator``: one gather of ``p - 1`` small pickled dicts on the root (two
+  floats per reported value), then one broadcast of the means: a few hundred bytes, however
+  large the dev set.
+- ``gather_corpus_bleu``: one gather of every other rank's hypotheses and references, about
+  ``(p - 1) / p`` of the dev set's tokens into the root, then one broadcast of one float. It
+  grows with the dev set, so it is for evaluation, not for every training step.
+
 Lesson: "Evaluating in parallel".
 """
 import copy

@@ -18,12 +18,21 @@ rank 0 cannot start its backward before rank 1 has finished its own (the pipelin
 rank idles while the other works). Their size grows with the batch and the sentence length,
 while data parallelism sends the same gradient bytes (the parameter count) whatever the batch.
 
-Sending is two Chainer functions that carry gradients back in backward, as ChainerMN's
-``chainermn.functions.send`` / ``recv`` do (read chainermn/functions/point_to_point_communication
-.py): ``send`` returns an empty "delegate" variable whose ``backward()`` waits for the gradients
-of what it sent; ``recv`` returns variables whose gradients are sent back in backward. Ours work
-on any mpi4py communicator (or one of ours, or ChainerMN's, through its ``mpi_comm``) and count
-the bytes they move (``Traffic``).
+Sending is two Chainer functions that carry gradients back in backward, ``send`` and ``recv``
+of ``dlhack.parallel.p2p`` (re-exported here, with ``Send``, ``Recv`` and ``Traffic``, which
+counts the bytes they move).
+
+Cost per training step, for a batch of ``B`` sentences padded to ``S`` source tokens, ``L``
+layers of ``H`` units, float32 (4 bytes):
+
+- forward, rank 0 -> 1: ``hy`` and ``cy`` (``2 L B H`` elements) and, with attention, ``enc``
+  (``B S H``): ``4 (2 L B H + B S H)`` bytes in ``1 + 3`` messages (a header, then one per
+  array; ``1 + 2`` and ``4 * 2 L B H`` bytes without attention);
+- backward, rank 1 -> 0: their gradients, the same bytes in the same number of messages.
+- ``translate`` sends the forward message only.
+
+Data parallelism on 2 ranks instead allreduces ``n`` parameters per step, ``4 n`` bytes sent
+per rank with the ring, whatever ``B`` and ``S`` (``gradient_bytes``; ``main`` prints both).
 
 ``ModelParallelSeq2seq`` is ``dlhack.model.seq2seq.Seq2seq`` with the other rank's links deleted: the
 parameter names stay the same, so the same weights can be loaded into both (``copy_weights``)
@@ -31,140 +40,19 @@ and every loss and gradient compared (tests/test_model_parallel.py).
 """
 import argparse
 import time
-from dataclasses import dataclass, field
 
 import chainer
 import numpy as np
 
 from dlhack.model.seq2seq import PAD, Seq2seq, pad
+from dlhack.parallel.p2p import Recv, Send, Traffic, mpi_of, recv, recv_arrays, send, send_arrays
 
 ENCODER_LINKS = ("embed_x", "encoder")  # on the encoder rank
 DECODER_LINKS = ("embed_y", "decoder", "W_c", "W_o")  # on the decoder rank
 
-
-@dataclass
-class Traffic:
-    """What one rank sent (array bytes; the small shape headers are left out) and when.
-
-    ``events`` holds ``(what, start, end, nbytes)`` with ``time.perf_counter`` times, ``what``
-    one of ``"send forward"``, ``"recv forward"``, ``"send backward"``, ``"recv backward"``.
-    A receive's interval includes the time spent waiting for the other rank.
-    """
-
-    forward_bytes: int = 0
-    backward_bytes: int = 0
-    messages: int = 0
-    events: list = field(default_factory=list)
-
-    def add(self, what, start, nbytes, messages):
-        """Record a transfer that began at ``start`` and ends now; count what was sent."""
-        self.events.append((what, start, time.perf_counter(), nbytes))
-        if what.startswith("send"):
-            self.messages += messages
-            if what.endswith("forward"):
-                self.forward_bytes += nbytes
-            else:
-                self.backward_bytes += nbytes
-
-
-def _mpi(comm):
-    """The mpi4py communicator under ``comm`` (ours and ChainerMN's keep it in ``mpi_comm``)."""
-    return getattr(comm, "mpi_comm", comm)
-
-
-def send_arrays(arrays, comm, dest, tag=0):
-    """Send a list of arrays: one pickled header (shapes, dtypes), then each buffer; -> bytes."""
-    host = [np.ascontiguousarray(chainer.backend.CpuDevice().send(a)) for a in arrays]
-    mpi = _mpi(comm)
-    mpi.send([(a.shape, a.dtype.str) for a in host], dest=dest, tag=tag)
-    for a in host:
-        mpi.Send(a, dest=dest, tag=tag)
-    return sum(a.nbytes for a in host)
-
-
-def recv_arrays(comm, source, tag=0):
-    """Receive what ``send_arrays`` sent: a list of numpy arrays."""
-    mpi = _mpi(comm)
-    header = mpi.recv(source=source, tag=tag)
-    arrays = []
-    for shape, dtype in header:
-        buf = np.empty(shape, dtype)
-        mpi.Recv(buf, source=source, tag=tag)
-        arrays.append(buf)
-    return arrays
-
-
-class Send(chainer.FunctionNode):
-    """Forward: send the inputs to ``dest``. Backward: receive their gradients from ``dest``."""
-
-    def __init__(self, comm, dest, traffic, tag):
-        self.comm, self.dest, self.traffic, self.tag = comm, dest, traffic, tag
-
-    def forward(self, inputs):
-        self.devices = [chainer.backend.get_device_from_array(x) for x in inputs]
-        start = time.perf_counter()
-        nbytes = send_arrays(inputs, self.comm, self.dest, self.tag)
-        self.traffic.add("send forward", start, nbytes, 1 + len(inputs))
-        return self.devices[0].xp.zeros((0,), np.float32),  # the delegate: no data
-
-    def backward(self, indexes, grad_outputs):
-        start = time.perf_counter()
-        grads = recv_arrays(self.comm, self.dest, self.tag)
-        self.traffic.add("recv backward", start, sum(g.nbytes for g in grads), 0)
-        return tuple(chainer.Variable(self.devices[i].send(grads[i])) for i in indexes)
-
-
-class Recv(chainer.FunctionNode):
-    """Forward: receive arrays from ``source``. Backward: send their gradients to ``source``."""
-
-    def __init__(self, comm, source, traffic, tag, device):
-        self.comm, self.source, self.traffic, self.tag = comm, source, traffic, tag
-        self.device = device
-
-    def forward(self, inputs):
-        start = time.perf_counter()
-        arrays = recv_arrays(self.comm, self.source, self.tag)
-        self.traffic.add("recv forward", start, sum(a.nbytes for a in arrays), 0)
-        self.shapes = [(a.shape, a.dtype) for a in arrays]
-        return tuple(self.device.send(a) for a in arrays)
-
-    def backward(self, indexes, grad_outputs):
-        # An output the loss did not use has no gradient: it is sent as zeros, so that the
-        # sender always gets one array per array it sent.
-        grads = [np.zeros(shape, dtype) if g is None else g.array
-                 for (shape, dtype), g in zip(self.shapes, grad_outputs)]
-        start = time.perf_counter()
-        nbytes = send_arrays(grads, self.comm, self.source, self.tag)
-        self.traffic.add("send backward", start, nbytes, 1 + len(grads))
-        return chainer.Variable(self.device.xp.zeros((0,), np.float32)),  # for the dummy input
-
-
-def send(xs, comm, dest, traffic=None, tag=0):
-    """Send variables to rank ``dest``; returns the delegate variable.
-
-    Call ``backward()`` on the delegate (an empty variable, as ChainerMN's ``send`` returns) to
-    receive the gradients of ``xs`` from ``dest`` and back-propagate them through ``xs``.
-
-    Args:
-        xs: a tuple of ``chainer.Variable`` (or arrays).
-        comm: an mpi4py communicator, or ours or ChainerMN's.
-        dest: the receiving rank, which must call ``recv`` with ``source`` = this rank.
-        traffic: a ``Traffic`` to count into (default: a throwaway one).
-        tag: the MPI tag, to tell apart several transfers between the same two ranks.
-    """
-    return Send(comm, dest, traffic or Traffic(), tag).apply(tuple(xs))[0]
-
-
-def recv(comm, source, traffic=None, tag=0, device=None):
-    """Receive the variables rank ``source`` sent with ``send``; returns them as a tuple.
-
-    In backward, their gradients go back to ``source`` (zeros for one the loss did not use).
-    ``device``: where to put them (default: the CPU).
-    """
-    device = device or chainer.get_device("@numpy")
-    # A function node needs an input for backward to reach it: a dummy that requires grad.
-    dummy = chainer.Variable(device.xp.zeros((0,), np.float32))
-    return Recv(comm, source, traffic or Traffic(), tag, device).apply((dummy,))
+__all__ = [  # what this module defines, and the point-to-point names it re-exports from p2p
+    "DECODER_LINKS", "ENCODER_LINKS", "ModelParallelSeq2seq", "Recv", "Send", "Traffic",
+    "copy_weights", "gradient_bytes", "main", "recv", "recv_arrays", "send", "send_arrays"]
 
 
 class ModelParallelSeq2seq(Seq2seq):
@@ -186,9 +74,9 @@ class ModelParallelSeq2seq(Seq2seq):
                  attention=True, encoder_rank=0, decoder_rank=1):
         super().__init__(n_src_vocab, n_tgt_vocab, n_units, n_layers, dropout, attention)
         self.comm, self.encoder_rank, self.decoder_rank = comm, encoder_rank, decoder_rank
-        if _mpi(comm).size < 2 or encoder_rank == decoder_rank:
+        if mpi_of(comm).size < 2 or encoder_rank == decoder_rank:
             raise ValueError("model parallelism needs two ranks: run under mpiexec -n 2")
-        rank = _mpi(comm).rank
+        rank = mpi_of(comm).rank
         self.stage = {encoder_rank: "encoder", decoder_rank: "decoder"}.get(rank)
         keep = {"encoder": ENCODER_LINKS, "decoder": DECODER_LINKS}.get(self.stage, ())
         for name in [link.name for link in self.children()]:
@@ -220,7 +108,7 @@ class ModelParallelSeq2seq(Seq2seq):
             return self._send_encoding(xs)
         if self.stage == "decoder":
             return super().forward(xs, ys)  # its self.encode(xs) receives from the encoder rank
-        raise RuntimeError(f"rank {_mpi(self.comm).rank} holds no part of this model")
+        raise RuntimeError(f"rank {mpi_of(self.comm).rank} holds no part of this model")
 
     def translate(self, xs, max_length=50):
         """Greedy translation: the decoder rank returns the id arrays, the encoder rank None."""

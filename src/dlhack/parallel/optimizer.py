@@ -21,6 +21,18 @@ you call ``update()`` after your own ``backward()``, the first step's gradients 
 each rank's own initial weights: build the model from the same seed everywhere, or call
 ``comm.bcast_data(model)`` before the first forward pass.
 
+Cost, for a model of ``n`` parameters in ``m`` arrays (itemsize ``s``) on ``p`` ranks:
+
+- every step: one allreduce of all ``n`` gradients, packed into one buffer. With the ring
+  (``allreduce_ring``) each rank sends ``2 (p - 1)`` messages of about ``n / p`` elements,
+  ``2 (p - 1) / p * n * s`` bytes, and receives as much (a chunk over ``SEGMENT_BYTES`` goes in
+  ``k`` pieces: ``(p - 1)(k + 1)`` messages). The naive one: ``2`` messages of ``n`` per rank,
+  ``2 (p - 1)`` on the root. With ``zero_fill`` an unused parameter still counts in ``n``.
+- the first step: ``m`` broadcasts, one per parameter array, ``n * s`` bytes from the root to
+  every rank. A step that initialised a lazy link broadcasts every initialised parameter
+  again (and runs its forward and backward twice).
+- with GPUs, our communicator also copies the ``n`` gradients to the host and back per step.
+
 Lesson: "The multi-node optimizer".
 """
 

@@ -18,71 +18,44 @@ last step it sends ``DONE``. The server stops when every worker has said done, s
   applies the same update. With the same workers, data and seed it computes what synchronous
   PS does (the tests check it), without the server's bottleneck.
 
-The model is logistic regression on synthetic data made from a seed: each step costs
-microseconds, so what the curves show is the protocol, not the arithmetic. Lesson 04 runs this.
+Cost, for ``n`` float32 parameters (``4 n`` bytes) and ``p`` ranks, so ``p - 1`` workers:
+
+- a worker, per step: 2 messages of ``n`` elements, its gradient up and the parameters down
+  (``8 n`` bytes through its link), then one empty ``DONE`` message at the end;
+- the server, per synchronous round: ``2 (p - 1)`` messages, ``8 (p - 1) n`` bytes, one after
+  the other through its one link: ``p - 1`` times a worker's load, the bottleneck that grows
+  with ``p`` (the naive allreduce's shape, ``allreduce_naive``). Asynchronous: 2 messages of
+  ``n`` per gradient, for the gradients of all ``p - 1`` workers: the same ``p - 1`` times;
+- allreduce, per step: one ``Allreduce`` of ``n`` elements on every rank, about
+  ``2 (p - 1) / p * 4 n`` bytes sent per rank with a ring-like algorithm, no rank busier than
+  another (plus, with a time budget, one small ``bcast`` from rank 0 saying whether to stop).
+
+The problem (logistic regression on data made from a seed) and the serial reference live in
+``paramserver_problem``; their names are re-exported here. Lesson 04 runs this.
 """
 import argparse
 import json
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from mpi4py import MPI
 
+from dlhack.parallel.paramserver_problem import (
+    Problem,
+    gradient,
+    loss,
+    make_grad_fn,
+    make_problem,
+    serial_reference,
+)
+
 GRAD, PARAMS, DONE = 1, 2, 3  # message tags
 SERVER = 0
 
-
-@dataclass
-class Problem:
-    """Logistic regression data: ``X`` (n_samples, n_features) float32, ``y`` (n_samples,) 0/1."""
-
-    X: np.ndarray
-    y: np.ndarray
-
-    @property
-    def n_params(self):
-        return self.X.shape[1] + 1  # weights, then the bias
-
-
-def make_problem(seed=0, n_samples=2048, n_features=16):
-    """Linearly separable-ish data from ``seed``: labels of a random hyperplane, 10% flipped."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n_samples, n_features)).astype(np.float32)
-    w = rng.standard_normal(n_features)
-    y = (X @ w + 0.5 > 0).astype(np.float32)
-    flip = rng.random(n_samples) < 0.1
-    y[flip] = 1 - y[flip]
-    return Problem(X, y)
-
-
-def loss(params, X, y):
-    """Mean logistic loss of ``params`` (weights then bias) on ``(X, y)``."""
-    z = X @ params[:-1] + params[-1]
-    return float(np.mean(np.logaddexp(0.0, z) - y * z))
-
-
-def gradient(params, X, y):
-    """Gradient of ``loss`` with respect to ``params``, float32 like them."""
-    p = 1.0 / (1.0 + np.exp(-(X @ params[:-1] + params[-1])))
-    err = (p - y) / len(y)
-    return np.append(X.T @ err, err.sum()).astype(np.float32)
-
-
-def make_grad_fn(problem, worker, n_workers, batchsize, seed=0):
-    """``grad_fn(params, step)`` for ``worker`` of ``n_workers``: a minibatch of its shard.
-
-    The shard and each step's minibatch depend only on (seed, worker, step), so every mode
-    (and the serial reference) sees the same batches.
-    """
-    order = np.random.default_rng(seed).permutation(len(problem.y))
-    shard = np.array_split(order, n_workers)[worker]
-
-    def grad_fn(params, step):
-        idx = shard[np.random.default_rng([seed, worker, step]).integers(0, len(shard), batchsize)]
-        return gradient(params, problem.X[idx], problem.y[idx])
-
-    return grad_fn
+__all__ = [  # what this module defines, and the problem's names it re-exports
+    "DONE", "GRAD", "PARAMS", "SERVER", "Problem", "allreduce_train", "async_server", "compare",
+    "gradient", "loss", "main", "make_grad_fn", "make_problem", "serial_reference",
+    "sync_server", "train", "worker_loop"]
 
 
 def worker_loop(comm, params, grad_fn, n_steps, delay=0.0, deadline=None, server=SERVER):
@@ -195,18 +168,6 @@ def allreduce_train(comm, params, grad_fn, n_steps, lr, on_update=None, deadline
         if on_update:
             on_update(params)
     return n_steps
-
-
-def serial_reference(problem, n_workers, n_steps, batchsize, lr, seed=0):
-    """Synchronous training simulated in one process: what sync PS and allreduce must match."""
-    params = np.zeros(problem.n_params, np.float32)
-    grad_fns = [make_grad_fn(problem, w, n_workers, batchsize, seed) for w in range(n_workers)]
-    for step in range(n_steps):
-        total = np.zeros_like(params)
-        for grad_fn in grad_fns:
-            total += grad_fn(params, step)
-        params -= lr * (total / n_workers)
-    return params
 
 
 def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.1, seed=0, straggler=None,

@@ -23,6 +23,7 @@ from dataclasses import asdict
 
 from dlhack.tools.check import Result, probe, version_tuple
 from dlhack.tools.mpicheck import check_mpi4py, check_mpiexec, check_roundtrip, gather_mpi
+from dlhack.tools.mpiexec import venv_mpiexec
 
 
 def check_python(version_info):
@@ -220,7 +221,7 @@ def run_checks(n=2, env=None, timeout=60):
         check_numpy(package_version("numpy")),
         check_setuptools(package_version("setuptools"), has_pkg_resources),
         check_mpi4py(mpi.library),
-        check_mpiexec(mpi.mpiexec, mpi.mpiexec_version, mpi.library),
+        check_mpiexec(mpi.mpiexec, mpi.mpiexec_version, mpi.library, beside=venv_mpiexec()),
         check_roundtrip(n, mpi.roundtrip),
         check_gpu(probe(GPU_PROBE, env)),
         check_threads(env, cores, n, blas_threads),

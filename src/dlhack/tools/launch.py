@@ -12,10 +12,11 @@ After the job, a summary says what happened:
 - a timeout (or Ctrl-C): the Python stack of every rank is dumped first, and the summary says which
   MPI call each rank waits in, e.g. "rank 0 is waiting in comm.recv (job.py:9)".
 
-How: each rank runs in ``rankwrap.py`` (read its docstring), which sends the rank's output to a
-file of its own, registers faulthandler on SIGUSR1 and calls ``MPI_Abort`` on an uncaught
-exception, so one failing rank ends the job instead of hanging it. mpiexec runs in a session of
-its own; at the end, every rank and mpiexec are killed, so nothing is left running.
+How: the job is started, asked for stacks and killed by :mod:`dlhack.tools.supervise`, the
+supervisor the grader uses too. Each rank runs in ``rankwrap.py`` (read its docstring), which
+sends the rank's output to a file of its own, registers faulthandler on SIGUSR1 and for crashes,
+and calls ``MPI_Abort`` on an uncaught exception, so one failing rank ends the job instead of
+hanging it. At the end, everything the job started is killed, so nothing is left running.
 
 From Python (the ``%%mpiexec`` magic does this)::
 
@@ -23,26 +24,20 @@ From Python (the ``%%mpiexec`` magic does this)::
     result.returncode, result.errors, result.waits
 """
 import argparse
-import os
-import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from dlhack.tools import supervise
 from dlhack.tools.mpiexec import find_mpiexec
 from dlhack.tools.postmortem import explain, summarise
+from dlhack.tools.runfiles import OutputFiles
 
-WRAPPER = Path(__file__).with_name("rankwrap.py")
 POLL_S = 0.05  # how often the rank files are read: output appears within this delay
-DUMP_WAIT_S = 2.0  # how long the ranks get to write their stacks after SIGUSR1
 TIMEOUT_STATUS = 124  # as coreutils' `timeout`
 INTERRUPT_STATUS = 130  # as a shell reports Ctrl-C
-PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 
 
 @dataclass
@@ -59,122 +54,10 @@ class RunResult:
     timed_out: bool = False
     interrupted: bool = False
     stacks: dict = field(default_factory=dict)  # rank -> faulthandler dump
+    crashes: dict = field(default_factory=dict)  # rank -> faulthandler dump at a fatal signal
     waits: dict = field(default_factory=dict)  # rank -> "waiting in comm.recv (job.py:9)"
     seconds: float = 0.0
     summary: str = ""
-
-
-def wrap(cmd, run_dir):
-    """The command each rank runs: ``python [options] rankwrap.py RUN_DIR script.py ...``."""
-    exe, rest = cmd[0], list(cmd[1:])
-    if not PYTHON.match(os.path.basename(exe)) and exe != sys.executable:
-        return [sys.executable, str(WRAPPER), run_dir, "--exec", *cmd]
-    options = []  # interpreter options such as -u or -X dev stay before the wrapper
-    while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c"):
-        options.append(rest.pop(0))
-        if options[-1] in ("-X", "-W") and rest:
-            options.append(rest.pop(0))
-    return [exe, *options, str(WRAPPER), run_dir, *rest]
-
-
-class RankFiles:
-    """Follows ``rank.N.out`` and ``mpiexec.out`` in a run folder like ``tail -f``, line by line."""
-
-    def __init__(self, run_dir):
-        self.run_dir = Path(run_dir)
-        self.offsets, self.partial = {}, {}
-
-    def read(self, final=False):
-        """New complete lines as (source, text); source is a rank number or "mpiexec"."""
-        lines = []
-        for path in sorted(self.run_dir.glob("*.out")):
-            source = int(path.name.split(".")[1]) if path.name.startswith("rank.") else "mpiexec"
-            with open(path, "rb") as f:
-                f.seek(self.offsets.get(path, 0))
-                data = f.read()
-                self.offsets[path] = f.tell()
-            # Split bytes, decode whole lines: a read can end inside a Japanese character.
-            *complete, rest = (self.partial.pop(path, b"") + data).split(b"\n")
-            if rest and final:
-                complete.append(rest)
-            elif rest:
-                self.partial[path] = rest
-            lines += [(source, line.decode(errors="replace").rstrip("\r")) for line in complete]
-        return lines
-
-
-def rank_pids(run_dir):
-    """{rank: pid} from the ``rank.N.pid`` files the wrappers wrote."""
-    pids = {}
-    for path in Path(run_dir).glob("rank.*.pid"):
-        text = path.read_text().strip()
-        if text.isdigit():
-            pids[int(path.name.split(".")[1])] = int(text)
-    return pids
-
-
-def signal_ranks(run_dir, signum, group=False, skip=()):
-    """Send ``signum`` to every rank but those in ``skip``, or with ``group`` to its group.
-
-    hydra makes each rank the leader of a session of its own, out of reach of a signal sent to
-    mpiexec's group; a rank's group also holds the processes that the rank started. (Where ranks
-    lead no group, under other launchers, they stay in mpiexec's group, which stop() kills.)
-    """
-    for rank, pid in rank_pids(run_dir).items():
-        if rank in skip:
-            continue
-        try:
-            if group:
-                os.killpg(pid, signum)
-            else:
-                os.kill(pid, signum)
-        except ProcessLookupError:
-            pass  # that rank (or its group) has already ended
-
-
-def is_alive(pid):
-    """True while process ``pid`` exists (signal 0 checks without sending anything)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def collect_stacks(run_dir):
-    """Ask every rank for its stack (SIGUSR1 -> faulthandler) and return {rank: dump}."""
-    # A rank whose code is over (rank.N.done) has left Python's handlers behind: SIGUSR1 would
-    # kill it, and hydra would then kill the others before they dump. It is not asked.
-    pids = rank_pids(run_dir)
-    done = {rank for rank in pids if Path(run_dir, f"rank.{rank}.done").exists()}
-    signal_ranks(run_dir, signal.SIGUSR1, skip=done)
-    paths = {rank: Path(run_dir, f"rank.{rank}.stack") for rank in pids if rank not in done}
-    waiting = [path for rank, path in paths.items() if is_alive(pids[rank])]
-    deadline = time.monotonic() + DUMP_WAIT_S
-    while time.monotonic() < deadline and not all(p.stat().st_size for p in waiting):
-        time.sleep(POLL_S)
-    time.sleep(0.2)  # a dump is written in several writes: let the last ones land
-    return {rank: path.read_text() for rank, path in sorted(paths.items())}
-
-
-def stop(proc, run_dir):
-    """Kill every rank, then mpiexec and its process group; returns once mpiexec is gone.
-
-    Also called after a normal end, to take down what a rank may have left running. Signalling
-    the group of a rank that has ended is safe: Linux never hands out a pid that is still some
-    group's id, so such a group can only be that rank's leftovers.
-    """
-    signal_ranks(run_dir, signal.SIGKILL, group=True)
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)  # hydra cleans up its proxies on SIGTERM
-        proc.wait(timeout=3)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
 
 
 def run(cmd, n, timeout=None, single=False, stream=None, prefix=True, mpiexec="mpiexec"):
@@ -199,22 +82,22 @@ def run(cmd, n, timeout=None, single=False, stream=None, prefix=True, mpiexec="m
     result = RunResult(returncode=0, n=n, single=single, output={rank: [] for rank in range(n)})
     with tempfile.TemporaryDirectory(prefix="dlhack-run-") as run_dir:
         start = time.monotonic()
-        proc = start_job(cmd, n, single, mpiexec, run_dir)
-        files = RankFiles(run_dir)
+        job = start_job(cmd, n, single, mpiexec, run_dir)
+        files = OutputFiles(run_dir)
         try:
-            follow(proc, files, result, timeout, stream, prefix)
+            follow(job.proc, files, result, timeout, stream, prefix)
             if result.timed_out or result.interrupted:
-                result.stacks = collect_stacks(run_dir)
+                result.stacks = job.stacks()
         finally:
-            stop(proc, run_dir)  # always, even after a second Ctrl-C: never leave a rank running
-        result.returncode = proc.returncode
+            job.kill()  # always, even after a second Ctrl-C: never leave a rank running
+        result.returncode = job.proc.returncode
         if result.timed_out or result.interrupted:
             result.returncode = TIMEOUT_STATUS if result.timed_out else INTERRUPT_STATUS
         # After our own kill, mpiexec's "BAD TERMINATION" banner would mislead: kept, not shown.
         killed = result.timed_out or result.interrupted
         show(files.read(final=True), result, stream, prefix, quiet_launcher=killed)
         result.seconds = time.monotonic() - start
-        explain(result, run_dir)  # reads the rank.N.done files, so before they are deleted
+        explain(result, run_dir)  # reads the rank.N.done and .crash files, before they go
     result.summary = summarise(result, timeout)
     stream.write(result.summary + "\n")
     stream.flush()
@@ -222,18 +105,14 @@ def run(cmd, n, timeout=None, single=False, stream=None, prefix=True, mpiexec="m
 
 
 def start_job(cmd, n, single, mpiexec, run_dir):
-    """Start ``cmd`` on ``n`` ranks (or alone), in a session of its own; returns the Popen."""
-    argv = wrap(list(cmd), run_dir)
-    if not single:
-        path = find_mpiexec() if mpiexec == "mpiexec" else shutil.which(mpiexec)
-        if path is None:
-            raise FileNotFoundError(f"no {mpiexec} on PATH: activate the course environment "
-                                    "(. .venv/bin/activate), or run `dlhack doctor`")
-        argv = [path, "-n", str(n), *argv]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")  # prints reach the files before any kill
-    with open(Path(run_dir, "mpiexec.out"), "wb") as launcher_out:
-        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=launcher_out,
-                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    """Start ``cmd`` on ``n`` ranks (or alone with ``single``); returns a supervise.Job."""
+    if single:
+        return supervise.start(cmd, run_dir)
+    path = find_mpiexec() if mpiexec == "mpiexec" else shutil.which(mpiexec)
+    if path is None:
+        raise FileNotFoundError(f"no {mpiexec} on PATH: activate the course environment "
+                                "(. .venv/bin/activate), or run `dlhack doctor`")
+    return supervise.start(cmd, run_dir, n, mpiexec=path)
 
 
 def follow(proc, files, result, timeout, stream, prefix):

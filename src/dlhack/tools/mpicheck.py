@@ -89,11 +89,20 @@ def check_mpi4py(library):
                   f"(extension built for: {built})")
 
 
-def check_mpiexec(path, version_text, library):
-    """The first mpiexec on PATH must belong to the MPI that mpi4py loads."""
+def check_mpiexec(path, version_text, library, beside=None):
+    """The first mpiexec on PATH must belong to the MPI that mpi4py loads.
+
+    No mpiexec on PATH at all is only INFO when the environment has its own (``beside``, the
+    mpich wheel's next to python): dlhack's launches use that one, and a bare ``mpiexec`` typed
+    in a shell that has not activated the environment fails loudly, not silently.
+    """
     better = venv_mpiexec()
     fix = (f"use {better}: activate the environment (. .venv/bin/activate) so it comes first"
            if better else "put the mpiexec of mpi4py's MPI first on PATH (pip install mpich)")
+    if path is None and beside:
+        return Result("mpiexec", "INFO", f"none on PATH (environment not activated); dlhack "
+                      f"run, %%mpiexec and the grader use {beside}",
+                      "to type `mpiexec` and `dlhack` bare in a shell: . .venv/bin/activate")
     if path is None:
         return Result("mpiexec", "FAIL", "no mpiexec on PATH", fix)
     theirs = flavour(version_text)
@@ -153,10 +162,16 @@ def check_roundtrip(n, trip):
 
 
 def gather_mpi(n, env, timeout=60):
-    """The MPI facts of this machine: mpi4py's library, PATH's mpiexec, a round trip on it."""
+    """The MPI facts of this machine: mpi4py's library, PATH's mpiexec, a round trip on it.
+
+    The round trip runs PATH's mpiexec, the one a learner's bare ``mpiexec`` runs; with none on
+    PATH, the environment's own (``venv_mpiexec``), the one dlhack's launches use.
+    """
     library = probe(LIBRARY_PROBE, env)
     mpiexec = shutil.which("mpiexec", path=env.get("PATH"))
     version, trip = "", RoundTrip(timed_out=False, output="no mpiexec", returncode=-1)
+    if mpiexec is None and venv_mpiexec():
+        trip = run_roundtrip(venv_mpiexec(), n, env, timeout)
     if mpiexec:
         try:
             done = subprocess.run([mpiexec, "--version"], capture_output=True, text=True,

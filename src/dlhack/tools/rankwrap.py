@@ -1,28 +1,35 @@
-"""One rank of a ``dlhack run`` job: the small wrapper that the launcher starts on every rank.
+"""One rank of a supervised job: the small wrapper that ``dlhack run`` and the grader start on
+every rank.
 
     python rankwrap.py RUN_DIR script.py ARGS...
     python rankwrap.py RUN_DIR -m module ARGS...
     python rankwrap.py RUN_DIR -c CODE ARGS...
     python rankwrap.py RUN_DIR --exec COMMAND ARGS...    # not Python: only the output is caught
 
-``dlhack.tools.launch`` builds these command lines; you do not type them. Before running the learner's
-code, in the same process, the wrapper:
+``dlhack.tools.supervise`` builds these command lines; you do not type them. The grader runs its
+``rank.py`` the same way, from a private copy of this file. Before running the rank's code, in
+the same process, the wrapper (file names as in ``runfiles.py``):
 
-1. sends this rank's stdout and stderr to ``RUN_DIR/rank.N.out``. The launcher follows those
+1. sends this rank's stdout and stderr to ``RUN_DIR/rank.N.out``. ``dlhack run`` follows those
    files and prefixes each line with ``[N]``; mpiexec's own ``-l`` cuts lines apart when two
    ranks print at once, one file per rank cannot.
-2. writes ``RUN_DIR/rank.N.pid``, so the launcher can signal this very process: hydra starts
-   every rank in its own session, out of reach of a signal sent to mpiexec's process group.
-3. registers ``faulthandler`` on SIGUSR1: ``kill -USR1 PID`` writes the Python stack of every
+2. registers ``faulthandler`` on SIGUSR1: ``kill -USR1 PID`` writes the Python stack of every
    thread to ``RUN_DIR/rank.N.stack``, even while the rank is blocked inside an MPI call.
-4. catches an uncaught exception, prints the traceback and, when mpi4py has started MPI, calls
+3. enables ``faulthandler`` for fatal signals (a segfault in C code, an abort) with the file
+   ``RUN_DIR/rank.N.crash``: the supervisor reads where the rank died from there.
+4. writes ``RUN_DIR/rank.N.pid``, only now (SIGUSR1 before step 2 would kill the rank), so the
+   supervisor can signal this very process: hydra starts every rank in a session of its own, out
+   of reach of a signal sent to mpiexec's process group.
+5. catches an uncaught exception, prints the traceback and, when mpi4py has started MPI, calls
    ``MPI.COMM_WORLD.Abort(1)``. Without that, a rank that dies before a collective leaves the
    others waiting in it forever. (Outside ``dlhack run``, ``python -m mpi4py script.py`` does the
-   same abort.)
+   same abort.) When the rank's code is over, ``RUN_DIR/rank.N.done`` holds its exit status.
 
-Only the standard library is used, and the launcher runs this file by its path rather than with
-``-m dlhack.tools.rankwrap``: the learner's Python then need not have dlhack installed, and a rank
-does not import Chainer (which ``dlhack/__init__.py`` does) before its own code starts.
+Only the standard library is used, and the supervisor runs this file by its path rather than
+with ``-m dlhack.tools.rankwrap``: the rank's Python then need not have dlhack installed, and a
+rank does not import Chainer (which ``dlhack/__init__.py`` does) before its own code starts. The
+two files it needs, ``mpiexec.py`` (which variable holds the rank) and ``runfiles.py`` (the file
+names), are loaded from beside it by their paths; they use the standard library only too.
 """
 import sys
 
@@ -33,6 +40,7 @@ if __name__ == "__main__":
     del sys.path[0]
 
 import faulthandler  # after the sys.path fix above, on purpose
+import importlib.util
 import os
 import runpy
 import signal
@@ -44,16 +52,14 @@ import traceback
 # "rank 1 only"; Abort kills the others at once.
 ABORT_GRACE_S = 1.0
 
-# The variable each MPI launcher sets to the rank (MPICH/Intel hydra, Open MPI, PMIx, Slurm).
-RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")
 
-
-def rank_from_env(env=os.environ):
-    """The rank this process has under mpiexec, read from the launcher's variables; 0 without."""
-    for name in RANK_VARIABLES:
-        if env.get(name, "").isdigit():
-            return int(env[name])
-    return 0
+def load_sibling(name):
+    """Load ``NAME.py`` from beside this file, by its path, without the dlhack package."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(f"_rankwrap_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def send_output_to(path):
@@ -113,43 +119,46 @@ def run_target(args):
 def main(argv):
     """Set up this rank as the module docstring says, then run its command."""
     run_dir, args = argv[0], argv[1:]
-    rank = rank_from_env()
-    base = os.path.join(run_dir, f"rank.{rank}")
-    send_output_to(base + ".out")
+    rank = load_sibling("mpiexec").launched_rank() or 0  # None: no launcher, one process
+    runfiles = load_sibling("runfiles")
+
+    def path(kind):
+        return runfiles.run_file(run_dir, kind, rank)
+
+    send_output_to(path("out"))
     if args and args[0] == "--exec":
-        write_pid(base)
+        write(path("pid"), os.getpid())
         os.execvp(args[1], args[1:])  # replaces this process: same pid, same output files
 
-    # Kept open while the rank runs: faulthandler writes to its descriptor on each SIGUSR1.
-    stack_file = open(base + ".stack", "w")  # noqa: SIM115
+    # Kept open while the rank runs: faulthandler writes to their descriptors when it must.
+    stack_file = open(path("stack"), "w")  # noqa: SIM115
     faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
-    faulthandler.enable()  # a segfault in C code still prints the Python stack
-    write_pid(base)  # only now: SIGUSR1 before register() would kill the rank, not dump it
+    crash_file = open(path("crash"), "w")  # noqa: SIM115
+    faulthandler.enable(file=crash_file, all_threads=True)
+    write(path("pid"), os.getpid())  # only now: SIGUSR1 before register() would kill the rank
 
     try:
         run_target(args)
     except SystemExit as exc:
-        mark_done(base, exc.code)
+        write(path("done"), exit_status(exc.code))
         raise
     except BaseException as exc:  # noqa: BLE001 - every uncaught error must end the job
         print_traceback(exc)
-        mark_done(base, 1)
+        write(path("done"), 1)
         abort_if_mpi(rank, exc)
         raise SystemExit(1) from None
-    mark_done(base, 0)
+    write(path("done"), 0)
 
 
-def write_pid(base):
-    """Tell the launcher which process to signal for this rank."""
-    with open(base + ".pid", "w") as f:
-        f.write(str(os.getpid()))
+def exit_status(code):
+    """The status ``sys.exit(code)`` ends a process with: 0 for None, 1 for a message."""
+    return code if isinstance(code, int) else (0 if code is None else 1)
 
 
-def mark_done(base, code):
-    """Tell the launcher that this rank's own code is over (it may still wait in MPI_Finalize)."""
-    status = code if isinstance(code, int) else (0 if code is None else 1)
-    with open(base + ".done", "w") as f:
-        f.write(str(status))
+def write(path, value):
+    """Tell the supervisor something: a pid, or that this rank's own code is over (done)."""
+    with open(path, "w") as f:
+        f.write(str(value))
 
 
 if __name__ == "__main__":

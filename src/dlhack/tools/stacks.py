@@ -7,11 +7,14 @@ Two questions a mentor asks first about a failed MPI run, answered from text alo
   that share it. The same error everywhere does not depend on the rank: run one process and
   debug it there. An error on some ranks only points at rank- or device-dependent code.
 - Where is each rank stuck? :func:`where` reads a faulthandler dump (``kill -USR1`` on a rank
-  started by ``dlhack run``) and names the MPI call it waits in, e.g. ``comm.recv (job.py:12)``.
-  mpi4py's methods are compiled, so they never appear as frames: the call is read from the
-  source line of the frame that made it.
+  started by ``dlhack run`` or the grader) and names the MPI call it waits in, e.g.
+  ``comm.recv (job.py:12)``. mpi4py's methods are compiled, so they never appear as frames: the
+  call is read from the source line of the frame that made it. :func:`parse_dump` is the one
+  reader of such dumps (and of the crash dumps in ``rank.N.crash``); :data:`FRAME` the one frame
+  pattern, for tracebacks too.
 
-Used by :mod:`dlhack.tools.launch`; nothing here starts a process.
+Used by :mod:`dlhack.tools.postmortem` and the grader's ``verdict``; nothing here starts a
+process.
 """
 import linecache
 import os
@@ -149,8 +152,21 @@ def where(dump):
                 if frame.is_library and caller is not None:
                     text += f", called from {caller.place}"
                 return text
-    frames = [f for frames in threads for f in frames]
-    if not frames:
+    frame = learner_frame(threads)
+    if frame is None:
         return "is outside Python code (in MPI_Finalize, or exiting)"
-    frame = next((f for f in frames if not f.is_library), frames[0])
     return f"is not in an MPI call but in {frame.func} ({frame.place})"
+
+
+def learner_frame(threads):
+    """The innermost frame of learner code in ``threads`` (else the innermost of all), or None."""
+    frames = [f for frames in threads for f in frames]
+    return next((f for f in frames if not f.is_library), frames[0] if frames else None)
+
+
+def crash_cause(dump):
+    """What a fatal-signal dump says and where: ``Fatal Python error: Aborted in f (a.py:3)``."""
+    lines = [line.strip() for line in dump.splitlines() if line.strip()]
+    cause = lines[0] if lines else "killed"
+    frame = learner_frame(parse_dump(dump))
+    return cause + (f" in {frame.func} ({frame.place})" if frame else "")

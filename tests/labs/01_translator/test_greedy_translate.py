@@ -1,6 +1,7 @@
 """Exercise 2 of lab 01: ``greedy_translate(model, xs, max_length)``, one token at a time.
 
-The reference is the library's own ``model.translate`` on the same seeded weights.
+The reference is the library's own ``model.translate`` on a twin with the same seeded weights;
+the answer gets a model whose ``translate`` (and whole-sequence decoder) are switched off.
 """
 import numpy as np
 import pytest
@@ -9,8 +10,8 @@ from translator import translation_model, translation_problem
 
 def problem_at(submission, max_length, dropout=0.0, advice=True):
     """What is wrong with the answer's translations at ``max_length`` (None if nothing)."""
-    model, xs = translation_model(max_length=10, dropout=dropout)
-    want = model.translate(xs, max_length=max_length)
+    reference, model, xs = translation_model(max_length=10, dropout=dropout)
+    want = reference.translate(xs, max_length=max_length)
     got = submission.greedy_translate(model, xs, max_length=max_length)
     return translation_problem(got, want, max_length, advice)
 

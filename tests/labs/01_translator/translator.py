@@ -1,10 +1,17 @@
-"""Shared by the graded tests of lab 01: seeded models and batches, the library's own results
-as the reference, and hints for the commonest wrong answers.
+"""Shared by the graded tests of lab 01: seeded models and batches, references written here,
+and hints for the commonest wrong answers.
 
-Every reference comes from ``dlhack.model.seq2seq.Seq2seq`` itself (``model(xs, ys)`` for the loss,
-``model.translate`` for greedy translation, ``dlhack.bleu.corpus_bleu`` for BLEU), computed in
-the same process on the same weights, so the comparison does not depend on the machine.
+The learner's functions get a ``NoShortcuts`` model: the translator with the library's own loss
+(``model(xs, ys)``), translation (``model.translate``) and whole-sequence decoder switched off, so
+an answer cannot pass by calling what it is checked against. The references are computed in the
+same process on the same weights: the loss step by step here (``reference_loss``), greedy
+translation by ``translate`` of an unguarded twin, BLEU from n-gram counts here
+(``reference_bleu``), with sacrebleu and ``dlhack.bleu`` switched off while the answer runs.
 """
+import math
+from collections import Counter
+from contextlib import contextmanager
+
 import chainer
 import chainer.functions as F
 import numpy as np
@@ -16,11 +23,49 @@ SRC_LENGTHS = (5, 3, 7, 1, 4)
 TGT_LENGTHS = (4, 6, 2, 5, 1)  # lengths differ, so padding and masking matter
 
 
-def make_model(seed=0, n_units=16, n_layers=2, attention=True, dropout=0.0):
-    """A small translator with weights drawn from ``seed`` (Chainer draws from numpy's RNG)."""
+class LibraryShortcut(RuntimeError):
+    """Raised when an answer calls the library method that the exercise asks it to write."""
+
+
+class NoShortcuts(Seq2seq):
+    """The translator the answers get: building blocks on, the library's own answers off."""
+
+    def forward(self, xs, ys):
+        raise LibraryShortcut(
+            "the answer called model(xs, ys), the library's own loss, which this check compares "
+            "against: compute the loss yourself, running the decoder one step at a time with "
+            "model.decode_step")
+
+    def translate(self, xs, max_length=50):
+        raise LibraryShortcut(
+            "the answer called model.translate, the library's own greedy translation, which this "
+            "check compares against: write the loop yourself with model.decode_step")
+
+    def _guard(self, lstm):
+        if lstm is self.decoder:
+            raise LibraryShortcut(
+                "the answer ran the library's whole-sequence decoder (model._run): run the "
+                "decoder one step at a time with model.decode_step")
+
+    def _run_fast(self, lstm, *args):
+        self._guard(lstm)
+        return super()._run_fast(lstm, *args)
+
+    def _run_nstep(self, lstm, *args):
+        self._guard(lstm)
+        return super()._run_nstep(lstm, *args)
+
+
+def make_model(seed=0, n_units=16, n_layers=2, attention=True, dropout=0.0, guarded=True):
+    """A small translator with weights drawn from ``seed`` (Chainer draws from numpy's RNG).
+
+    ``guarded`` (the default: what answers get) makes it a ``NoShortcuts``; the same seed gives
+    the same weights and parameter names either way.
+    """
     np.random.seed(seed)
-    return Seq2seq(SRC_VOCAB, TGT_VOCAB, n_units=n_units, n_layers=n_layers, dropout=dropout,
-                   attention=attention)
+    cls = NoShortcuts if guarded else Seq2seq
+    return cls(SRC_VOCAB, TGT_VOCAB, n_units=n_units, n_layers=n_layers, dropout=dropout,
+               attention=attention)
 
 
 def make_batch(seed=0, src_lengths=SRC_LENGTHS, tgt_lengths=TGT_LENGTHS):
@@ -40,11 +85,29 @@ def as_float(loss):
 
 # --- the loss, and the usual ways it goes wrong -------------------------------------------
 
+def reference_loss(model, xs, ys):
+    """The course's loss, written here one decoder step at a time, as a Variable with its graph.
+
+    The decoder reads ``<s> y`` and predicts ``y <eos>``; targets are padded with -1 and
+    ignored; the summed token cross-entropy is divided by the number of sentences.
+    """
+    h, c, enc, mask = model.encode(xs)
+    ys_in = pad([_cat([BOS], y) for y in ys], np)  # (B, T)
+    ys_out = pad([_cat(y, [EOS]) for y in ys], np)  # (B, T)
+    outs = []
+    for t in range(ys_in.shape[1]):
+        out, h, c = model.decode_step(ys_in[:, t], h, c)
+        outs.append(out)
+    logits = model.logits(model.output_features(F.stack(outs, axis=1), enc, mask))
+    tokens = F.softmax_cross_entropy(logits, ys_out.reshape(-1), reduce="no", ignore_label=PAD)
+    return F.sum(tokens) / len(xs)
+
+
 def _variant_loss(model, xs, ys, read, predict, target_pad=PAD, reduce="sentence", attend=True):
     """A loss computed one decoder step at a time, reading ``read(y)``, predicting ``predict(y)``.
 
     With read = <s> y, predict = y <eos>, padding -1, reduce "sentence" and attention this is
-    the loss of ``model(xs, ys)``; the other settings are the mistakes that the hints name.
+    ``reference_loss``; the other settings are the mistakes that the hints name.
     """
     with chainer.no_backprop_mode():
         h, c, enc, mask = model.encode(xs)
@@ -120,7 +183,7 @@ def loss_hint(model, xs, ys, got, want):
 
 
 def loss_problem(model, xs, ys, loss, name="your loss"):
-    """None when ``loss`` is the loss of ``model(xs, ys)``; else what is wrong, in words."""
+    """None when ``loss`` is the course's loss (``reference_loss``); else what is wrong, in words."""
     if loss is None:
         return "decoder_loss returned None: did it forget to `return` the loss?"
     if not isinstance(loss, chainer.Variable):
@@ -132,10 +195,10 @@ def loss_problem(model, xs, ys, loss, name="your loss"):
         return (f"decoder_loss returned a Variable of shape {loss.shape}: return one number, "
                 f"the summed token loss divided by the number of sentences")
     with chainer.no_backprop_mode():
-        want = float(model(xs, ys).array)
+        want = float(reference_loss(model, xs, ys).array)
     if np.isclose(got, want, rtol=1e-4, atol=1e-5):
         return None
-    return (f"{name} is {got:.6g}, the reference (model(xs, ys)) is {want:.6g}: "
+    return (f"{name} is {got:.6g}, the reference is {want:.6g}: "
             + loss_hint(model, xs, ys, got, want))
 
 
@@ -149,18 +212,20 @@ def gradients(model, loss):
 # --- greedy translation ----------------------------------------------------------------------
 
 def translation_model(max_length, dropout=0.0):
-    """A seeded model whose greedy translations of ``make_batch()`` stop at every kind of place.
+    """``(reference model, the answers' model, xs)``: seeded twins whose greedy translations of
+    ``make_batch()`` stop at every kind of place.
 
     Random weights give varied outputs; of the first seeds, take one where some sentences stop
-    at <eos> at different steps and some run to ``max_length``.
+    at <eos> at different steps and some run to ``max_length``. The reference translates with
+    the library's ``translate``; the answers get the ``NoShortcuts`` twin with the same weights.
     """
     xs, _ = make_batch(1, src_lengths=(5, 3, 7, 1, 4, 6, 2))
     for seed in range(50):
-        model = make_model(seed, dropout=dropout)
+        model = make_model(seed, dropout=dropout, guarded=False)
         lengths = {len(y) for y in model.translate(xs, max_length)}
         if max_length in lengths and len(lengths) >= 3:
-            return model, xs
-    return model, xs  # (not reached with the library's initialisers; still a fair test)
+            break
+    return model, make_model(seed, dropout=dropout), xs
 
 
 def translation_problem(got, want, max_length, advice=True):
@@ -243,41 +308,126 @@ def tokens(sentences):
     return [s.split() for s in sentences]
 
 
+def reference_bleu(hypotheses, references, max_n=4):
+    """Corpus BLEU (0-100), written here from its definition: clipped n-gram matches and
+    n-gram counts pooled over every sentence, the geometric mean of the four precisions, and
+    the brevity penalty ``exp(1 - r / c)`` when the hypotheses are shorter. 0 when some order
+    has no match at all (no smoothing)."""
+    matches, totals, hyp_len, ref_len = [0] * max_n, [0] * max_n, 0, 0
+    for hyp, ref in zip(hypotheses, references):
+        hyp_len, ref_len = hyp_len + len(hyp), ref_len + len(ref)
+        for n in range(1, max_n + 1):
+            hyp_grams = Counter(tuple(hyp[i:i + n]) for i in range(len(hyp) - n + 1))
+            ref_grams = Counter(tuple(ref[i:i + n]) for i in range(len(ref) - n + 1))
+            matches[n - 1] += sum(min(k, ref_grams[g]) for g, k in hyp_grams.items())
+            totals[n - 1] += max(len(hyp) - n + 1, 0)
+    if hyp_len == 0 or min(matches) == 0:
+        return 0.0
+    log_precision = sum(math.log(m / t) for m, t in zip(matches, totals)) / max_n
+    brevity = 1.0 if hyp_len > ref_len else math.exp(1 - ref_len / hyp_len)
+    return 100 * brevity * math.exp(log_precision)
+
+
+def _off(what):
+    def refuse(*args, **kwargs):
+        raise LibraryShortcut(
+            f"the answer called {what}: this exercise asks you to compute BLEU yourself, from "
+            f"n-gram counts, so library BLEU is switched off during the check")
+    return refuse
+
+
+_INHERITED = object()  # a method the class inherits: deleting our stand-in brings it back
+
+
+@contextmanager
+def no_library_bleu():
+    """While the answer runs: sacrebleu's BLEU and ``dlhack.bleu`` raise ``LibraryShortcut``."""
+    import sacrebleu
+    from sacrebleu.metrics.bleu import BLEU
+
+    import dlhack.bleu
+
+    patches = [(BLEU, "corpus_score"), (BLEU, "sentence_score"), (BLEU, "compute_bleu"),
+               (sacrebleu, "corpus_bleu"), (sacrebleu, "sentence_bleu"),
+               (dlhack.bleu, "corpus_bleu")]
+    saved = [(owner, name, vars(owner).get(name, _INHERITED)) for owner, name in patches]
+    try:
+        for owner, name in patches:
+            setattr(owner, name, _off(f"{getattr(owner, '__name__', owner)}.{name}"))
+        yield
+    finally:
+        for owner, name, value in saved:
+            if value is _INHERITED:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+
+
 def bleu_hint(got, hyps, refs):
     """What the learner's BLEU ``got`` most likely computed instead ('' when unknown)."""
-    import sacrebleu
-
-    hyp, ref = [" ".join(h) for h in hyps], [" ".join(r) for r in refs]
-    want = sacrebleu.corpus_bleu(hyp, [ref], tokenize="none").score
-    sentence_mean = np.mean([sacrebleu.sentence_bleu(h, [r], tokenize="none").score
-                             for h, r in zip(hyp, ref)])
+    want = reference_bleu(hyps, refs)
+    sentence_mean = np.mean([reference_bleu([h], [r]) for h, r in zip(hyps, refs)])
     if np.isclose(got, sentence_mean, atol=1e-4):
         return (": it is the mean of sentence BLEU scores. Corpus BLEU adds up the n-gram counts "
-                "of all sentences first and takes the geometric mean once "
-                "(sacrebleu.corpus_bleu)")
+                "of all sentences first and takes the geometric mean once")
     if np.isclose(got * 100, want, atol=1e-4):
-        return ": it is on a 0-1 scale; report BLEU from 0 to 100, as sacrebleu's .score does"
-    for tokenize in ("13a", "intl", "char"):
-        if np.isclose(got, sacrebleu.corpus_bleu(hyp, [ref], tokenize=tokenize).score, atol=1e-4):
-            return (f": it equals BLEU with sacrebleu's tokenize={tokenize!r}, which splits the "
-                    f"tokens again; the corpus is already tokenised, so join the tokens with "
-                    f"spaces and pass tokenize='none'")
-    glued = sacrebleu.corpus_bleu(["".join(h) for h in hyps], [["".join(r) for r in refs]],
-                                  tokenize="none").score
-    if np.isclose(got, glued, atol=1e-4):
-        return ": the tokens were joined without spaces; join them with ' '"
+        return ": it is on a 0-1 scale; report BLEU from 0 to 100"
+    precisions = _precisions(hyps, refs)
+    c, r = sum(map(len, hyps)), sum(map(len, refs))
+    brevity = min(1.0, math.exp(1 - r / c)) if c else 0.0
+    if all(precisions) and brevity < 1 and np.isclose(
+            got, 100 * math.exp(sum(map(math.log, precisions)) / 4), atol=1e-4):
+        return (": the brevity penalty is missing: multiply by min(1, exp(1 - r / c)), with r "
+                "and c the total reference and hypothesis lengths")
+    if np.isclose(got, 100 * brevity * np.mean(precisions), atol=1e-4):
+        return ": it is the arithmetic mean of the precisions; BLEU takes their geometric mean"
+    if np.isclose(got, reference_bleu(hyps, refs, max_n=1), atol=1e-4):
+        return ": it counts unigrams only; BLEU uses the n-grams of orders 1 to 4"
+    unclipped = _unclipped_bleu(hyps, refs)
+    if np.isclose(got, unclipped, atol=1e-4) and not np.isclose(unclipped, want):
+        return (": n-gram matches are not clipped: a hypothesis n-gram counts at most as often "
+                "as it occurs in the reference")
+    if np.isclose(got, reference_bleu([[c for t in h for c in t] for h in hyps],
+                                      [[c for t in r for c in t] for r in refs]), atol=1e-4):
+        return ": it counts characters, not tokens"
     return ""
+
+
+def _precisions(hyps, refs, max_n=4):
+    """The pooled, clipped n-gram precisions (for hints)."""
+    result = []
+    for n in range(1, max_n + 1):
+        m = t = 0
+        for hyp, ref in zip(hyps, refs):
+            hg = Counter(tuple(hyp[i:i + n]) for i in range(len(hyp) - n + 1))
+            rg = Counter(tuple(ref[i:i + n]) for i in range(len(ref) - n + 1))
+            m += sum(min(k, rg[g]) for g, k in hg.items())
+            t += max(len(hyp) - n + 1, 0)
+        result.append(m / t if t else 0.0)
+    return result
+
+
+def _unclipped_bleu(hyps, refs, max_n=4):
+    """BLEU with every matching n-gram counted, however often the reference has it (for hints)."""
+    log_p, c, r = 0.0, sum(map(len, hyps)), sum(map(len, refs))
+    for n in range(1, max_n + 1):
+        m = t = 0
+        for hyp, ref in zip(hyps, refs):
+            rg = {tuple(ref[i:i + n]) for i in range(len(ref) - n + 1)}
+            grams = [tuple(hyp[i:i + n]) for i in range(len(hyp) - n + 1)]
+            m += sum(g in rg for g in grams)
+            t += len(grams)
+        if not m:
+            return 0.0
+        log_p += math.log(m / t) / max_n
+    return 100 * (1.0 if c > r else math.exp(1 - r / c)) * math.exp(log_p)
 
 
 def bleu_problem(got, hyps, refs):
     """None when ``got`` is the corpus BLEU of ``hyps`` against ``refs``; else what is wrong."""
-    from dlhack.bleu import corpus_bleu
-
-    want = corpus_bleu(hyps, refs)
+    want = reference_bleu(hyps, refs)
     if got is None:
         return "corpus_bleu returned None: did it forget to `return` the score?"
-    if hasattr(got, "score"):
-        return "corpus_bleu returned sacrebleu's BLEU object: return its .score, a float"
     try:
         got = float(got)
     except (TypeError, ValueError):

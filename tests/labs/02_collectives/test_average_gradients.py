@@ -41,10 +41,13 @@ def test_mean_matches_serial(submission, comm):
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[2, 3], timeout=10)
 def test_one_flat_buffer(submission, comm):
-    """One allreduce for all gradients: at most 2 (size - 1) sends per rank."""
+    """One allreduce through comm for all gradients: 1 to 2 (size - 1) sends per rank."""
     p2p = PointToPointComm(comm)
     submission.average_gradients(p2p, grads_of(comm.rank))
     limit = 2 * (comm.size - 1)
+    assert p2p.sends, (
+        "average_gradients sent no message through comm: reduce the flat buffer with your "
+        "allreduce_ring(comm, ...), not with MPI's own allreduce or a communicator of your own")
     assert p2p.sends <= limit, (
         f"this rank sent {p2p.sends} messages, but one allreduce needs at most {limit}: pack every "
         f"gradient into one flat buffer (np.concatenate of np.ravel) and reduce it once")

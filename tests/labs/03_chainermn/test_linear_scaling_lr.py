@@ -1,21 +1,53 @@
-"""Exercise 4 of lab 03: ``linear_scaling_lr(base_lr, base_batchsize, batchsize, comm)``."""
+"""Exercise 4 of lab 03: ``linear_scaling_lr(base_lr, base_batchsize, batchsize, comm)``.
+
+``batchsize`` is this rank's own batch, and the ranks' batches differ (the last shard of an epoch
+is short; ranks on smaller devices take smaller batches): the effective batch is their total,
+which no rank knows without asking the others. Every rank must return the same rate.
+"""
 import pytest
 from mnlab import LabComm
 
+CASES = {  # name -> (base_lr, base_batchsize, this rank's batch at rank r of size)
+    "every rank with a batch of 32": (0.1, 32, lambda r, size: 32),
+    "the last rank with a short batch of 16, the others 64": (
+        0.1, 64, lambda r, size: 16 if r == size - 1 else 64),
+    "batches of 8, 16, 24... growing with the rank": (2e-3, 128, lambda r, size: 8 * (r + 1)),
+}
 
-@pytest.mark.points(1)
-@pytest.mark.mpi(ranks=[3], timeout=60)
-def test_scales_with_the_effective_batch(submission, comm):
-    """lr = base_lr x (batchsize x comm.size) / base_batchsize."""
+
+def hint(got, base_lr, base_batchsize, mine, batches, size):
+    """What a wrong rate most likely computed ('' when unknown)."""
+    def near(value):
+        return abs(got - value) <= 1e-9 * abs(value)
+
+    if near(base_lr * mine * size / base_batchsize):
+        return (": that is this rank's batch x comm.size, which assumes every rank has the same "
+                "batch; add up the ranks' own batches (one collective on comm.mpi_comm)")
+    if near(base_lr * mine / base_batchsize):
+        return ": that is the rule for this rank's batch alone; the effective batch is every rank's"
+    if near(base_lr * sum(batches) / size / base_batchsize):
+        return ": that uses the mean batch over the ranks; the effective batch is their sum"
+    if near(base_lr * sum(batches)):
+        return ": the rate scales with effective batch / base_batchsize: divide by base_batchsize"
+    if near(base_lr * (sum(batches) // base_batchsize)):
+        return ": integer division (//) rounds the ratio down; use /"
+    return ""
+
+
+@pytest.mark.points(2)
+@pytest.mark.mpi(ranks=[2, 3], timeout=60)
+def test_scales_with_the_total_batch_of_all_ranks(submission, comm):
+    """lr = base_lr x (sum of every rank's batch) / base_batchsize, the same on every rank."""
     lab = LabComm(comm)
-    cases = [(0.1, 32, 32), (0.1, 64, 16), (2e-3, 128, 64)]
-    for base_lr, base_batchsize, batchsize in cases:
-        got = submission.linear_scaling_lr(base_lr, base_batchsize, batchsize, lab)
-        want = base_lr * batchsize * comm.size / base_batchsize
-        hint = ""
-        if isinstance(got, (int, float)) and abs(got - base_lr * batchsize / base_batchsize) < 1e-12:
-            hint = (": that is the rule for one process; the effective batch (実効バッチサイズ) is "
-                    "batchsize x comm.size")
-        assert isinstance(got, (int, float)) and abs(got - want) <= 1e-12 * want, (
-            f"linear_scaling_lr({base_lr}, {base_batchsize}, {batchsize}, comm) at {comm.size} "
-            f"ranks returned {got!r}, expected {want:g}{hint}")
+    for name, (base_lr, base_batchsize, batch_of) in CASES.items():
+        batches = [batch_of(r, comm.size) for r in range(comm.size)]
+        mine = batches[comm.rank]
+        got = submission.linear_scaling_lr(base_lr, base_batchsize, mine, lab)
+        want = base_lr * sum(batches) / base_batchsize
+        assert isinstance(got, (int, float)), (
+            f"with {name}, linear_scaling_lr returned a {type(got).__name__}, not a number")
+        assert abs(got - want) <= 1e-12 * want, (
+            f"with {name} (batches {batches}), linear_scaling_lr(base_lr={base_lr}, "
+            f"base_batchsize={base_batchsize}, batchsize={mine}, comm) on rank {comm.rank} returned "
+            f"{got!r}, expected {want:g}" + hint(got, base_lr, base_batchsize, mine, batches,
+                                                 comm.size))

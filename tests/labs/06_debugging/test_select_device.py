@@ -1,7 +1,8 @@
 """Exercise 1 of lab 06: ``select_device(comm, n_gpus)``, the device each rank uses.
 
 The communicator is a stand-in with ChainerMN's ``rank``, ``size``, ``intra_rank`` and
-``intra_size``, on pretend nodes of two ranks each (at 3 ranks the second node holds one).
+``intra_size``, on pretend nodes of two ranks each, laid out in blocks (ranks 0, 1 on node 0) and
+round-robin (ranks 0, 2 on node 0): an answer that only works for one layout earns nothing.
 """
 import pytest
 from lab06 import node_comm
@@ -13,27 +14,40 @@ def hint(got, node):
     if got == f"@cupy:{node.rank}" and node.rank != node.intra_rank:
         return (f": that is comm.rank ({node.rank}), which counts ranks over every node; this "
                 f"node's GPUs are numbered from 0, so use the rank's place on its node")
+    if got == f"@cupy:{node.rank % 2}" and node.rank % 2 != node.intra_rank:
+        return (f": that is comm.rank % n_gpus ({node.rank} % 2), right only when each node holds "
+                f"consecutive ranks; with ranks dealt round-robin it is not the rank's place on "
+                f"its node (comm.intra_rank)")
     return ""
+
+
+def placement_problem(submission, comm, layout, n_gpus=2):
+    node = node_comm(comm, ranks_per_node=2, layout=layout)
+    got = submission.select_device(node, n_gpus)
+    everyone = comm.allgather((node.inter_rank, got))
+    want = f"@cupy:{node.intra_rank}"
+    if got != want:
+        return (f"with ranks laid out {layout}, rank {node.rank} (intra_rank {node.intra_rank} on "
+                f"node {node.inter_rank}) got {got!r}, expected {want!r}" + hint(got, node))
+    mine = [device for n, device in everyone if n == node.inter_rank]
+    if len(set(mine)) != len(mine):
+        return f"with ranks laid out {layout}, two ranks of node {node.inter_rank} share a GPU: {mine}"
+    return None
 
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[3, 4], timeout=20)
 def test_one_gpu_per_rank_of_each_node(submission, comm):
-    """Two ranks per node, two GPUs per node: rank r uses GPU intra_rank."""
-    node = node_comm(comm, ranks_per_node=2)
-    got = submission.select_device(node, 2)
-    everyone = comm.allgather((node.inter_rank, got))
-    want = f"@cupy:{node.intra_rank}"
-    assert got == want, (f"intra_rank {node.intra_rank}: got {got!r}, expected {want!r}"
-                         + hint(got, node))
-    mine = [device for n, device in everyone if n == node.inter_rank]
-    assert len(set(mine)) == len(mine), f"two ranks of node {node.inter_rank} share a GPU: {mine}"
+    """Two ranks per node, two GPUs per node, in blocks and round-robin: GPU intra_rank."""
+    for layout in ("block", "round-robin"):
+        problem = placement_problem(submission, comm, layout)
+        assert problem is None, problem
 
 
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[2], timeout=20)
 def test_cpu_and_too_few_gpus(submission, comm):
-    """No GPU: "@numpy". More ranks on a node than GPUs: a ValueError, before anything runs."""
+    """No GPU: "@numpy". More ranks on a node than GPUs: a ValueError. One rank per node: GPU 0."""
     node = node_comm(comm, ranks_per_node=comm.size)  # every rank on one node
     got = submission.select_device(node, 0)
     assert got == "@numpy", (f"with n_gpus=0 every rank runs on the CPU: expected '@numpy', "
@@ -42,3 +56,5 @@ def test_cpu_and_too_few_gpus(submission, comm):
         submission.select_device(node, comm.size - 1)  # one GPU short
         pytest.fail(f"{comm.size} ranks on one node with {comm.size - 1} GPUs: expected "
                     f"ValueError (two ranks would share a GPU), but select_device returned")
+    problem = placement_problem(submission, comm, "round-robin")  # one rank on each node
+    assert problem is None, problem

@@ -4,8 +4,8 @@ import chainer
 import numpy as np
 import pytest
 
-from dlhack.parallel.model_parallel import ModelParallelSeq2seq, copy_weights
 from dlhack.model.seq2seq import Seq2seq
+from dlhack.parallel.model_parallel import ModelParallelSeq2seq, copy_weights
 
 N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
 

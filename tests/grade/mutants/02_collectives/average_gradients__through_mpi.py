@@ -1,0 +1,26 @@
+# MUTANT: reduces the flat buffer with MPI's allreduce on COMM_WORLD, not through comm
+# EXPECT: sent no message through comm
+# FAST
+import numpy as np
+
+
+def average_gradients(comm, grads):
+    """Average a list of gradient arrays over all ranks with one allreduce on one flat buffer.
+
+    Args:
+        comm: an mpi4py communicator.
+        grads: this rank's gradients, a list of numpy arrays (the same shapes on every rank).
+
+    Returns:
+        A list of new arrays: each the mean over ranks, with its gradient's shape and dtype.
+    """
+    ### BEGIN SOLUTION
+    flat = np.concatenate([np.ravel(g) for g in grads])
+    from mpi4py import MPI
+    mean = MPI.COMM_WORLD.allreduce(flat) / comm.size
+    out, start = [], 0
+    for g in grads:
+        out.append(mean[start:start + g.size].reshape(g.shape).astype(g.dtype))
+        start += g.size
+    return out
+    ### END SOLUTION

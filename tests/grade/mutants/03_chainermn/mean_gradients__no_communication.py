@@ -1,0 +1,17 @@
+# MUTANT: divides by the rank count without combining the ranks' gradients
+# EXPECT: differs from the serial reference
+from mpi4py import MPI
+
+
+def mean_gradients(comm, model):
+    """Replace every gradient of ``model`` with its mean over the ranks, in place.
+
+    Args:
+        comm: has ``rank``, ``size`` and ``mpi_comm`` (an mpi4py communicator).
+        model: a ``chainer.Link`` whose parameters all have a gradient (after ``backward``),
+            the same parameters on every rank.
+    """
+    ### BEGIN SOLUTION
+    for _, param in sorted(model.namedparams()):
+        param.grad /= comm.size
+    ### END SOLUTION

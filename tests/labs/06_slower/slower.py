@@ -1,0 +1,153 @@
+"""Lab 6 (06_slower): run the learner's train_fast.py under mpiexec and count each rank's work.
+
+The graded tests are declared at one rank and start the jobs themselves, at 1, 2 and 3 ranks,
+outside the grader's mpiexec (``without_launcher``) and *without* OMP_NUM_THREADS or
+OPENBLAS_NUM_THREADS in the environment, as a learner's shell often has it: the script has to
+keep BLAS to its share of the cores itself. watch.py records each rank. Only noise-free
+quantities are graded (sentences, batch sizes, threads, who evaluates, devices); never time.
+Jobs are deterministic, so the tests of one grading share them (a cache in the grading's own
+temporary folder, under a lock).
+"""
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import MISSING_ANSWER
+
+from dlhack.tools.mpiexec import THREAD_VARIABLES, mpiexec_command, without_launcher
+
+HERE = Path(__file__).resolve().parent
+WATCH = HERE / "watch.py"
+SCRIPT = "train_fast.py"
+RANKS = (1, 2, 3)
+N_TRAIN, N_DEV, N_TEST, BATCH = 60, 30, 25, 4  # 25: a padded BLEU shard would show
+ARGS = ["--n-train", N_TRAIN, "--n-dev", N_DEV, "--n-test", N_TEST, "--units", 16,
+        "--batchsize", BATCH, "--iterations", 3]
+JOB_TIMEOUT = 120
+
+
+def fail(message):
+    pytest.fail(message, pytrace=False)
+
+
+def ranks_text(n):
+    return f"{n} rank{'s' if n > 1 else ''}"
+
+
+def script_text(submission):
+    files = getattr(getattr(submission, "_module", submission), "WRITTEN_FILES", {})
+    if SCRIPT not in files:
+        fail(f"{MISSING_ANSWER} `%%writefile {SCRIPT}` answer cell: keep the cell's first line "
+             f"as it is, and run it")
+    return files[SCRIPT]
+
+
+def raise_stub(line):
+    """Report a script that still raises NotImplementedError the way the grader knows a stub:
+    raised at that script line's place in submission.py (see grade/notebook.py)."""
+    path = os.environ["DLHACK_SUBMISSION"]
+    lines = Path(path).read_text().splitlines()
+    at = lines.index(f"WRITTEN_FILES[{SCRIPT!r}] = \"\".join([") + 1 + (line or 1)
+    namespace = {}
+    code = "\n" * (at - 2) + "def train_fast():\n    raise NotImplementedError()\n"
+    exec(compile(code, path, "exec"), namespace)  # noqa: S102 - our own two lines
+    namespace["train_fast"]()
+
+
+def job_root():
+    sub = os.environ.get("DLHACK_SUBMISSION")
+    if sub and len(Path(sub).parents) > 2 and Path(sub).parents[2].name.startswith("dlhack-grade-"):
+        root = Path(sub).parents[2] / "06_slower-jobs"
+    else:
+        root = Path.cwd() / "06_slower-jobs"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+class Job:
+    """A finished job: exit status, output, and each rank's record (None if it wrote none)."""
+
+    def __init__(self, folder, n):
+        self.folder, self.n = Path(folder), n
+        status = json.loads((self.folder / "status.json").read_text())
+        self.rc, self.output, self.timed_out = status["rc"], status["output"], status["timed_out"]
+        self.records = [json.loads(p.read_text()) if p.exists() else None
+                        for p in (self.folder / f"rank.{r}.json" for r in range(n))]
+
+    def tail(self, lines=12):
+        return "\n".join(self.output.strip().splitlines()[-lines:])
+
+    def problem(self):
+        """None when every rank finished and mpiexec exited 0; else what went wrong."""
+        where = f"at {ranks_text(self.n)}"
+        if self.timed_out:
+            return f"{where} the job did not finish within {JOB_TIMEOUT} s:\n{self.tail()}"
+        errors = [(r, rec["error"]) for r, rec in enumerate(self.records) if rec and rec["error"]]
+        if errors:
+            rank, err = errors[0]
+            line = f" at line {err['line']} of {SCRIPT}" if err["line"] else ""
+            return f"{where} rank {rank} raised {err['type']}{line}: {err['message']}\n{self.tail()}"
+        if not all(rec and rec["finished"] for rec in self.records) or self.rc != 0:
+            return f"{where} the job did not end cleanly (status {self.rc}):\n{self.tail()}"
+        if not all("shard" in rec for rec in self.records):
+            return f"{where} the script never started a chainer Trainer (trainer.run())"
+        return None
+
+
+def run_job(n, text, gpu=False):
+    """The learner's script at ``n`` ranks (with ``gpu``: --gpu on simulated GPUs)."""
+    flags = ["--sim-gpu"] if gpu else []
+    args = ARGS + (["--gpu"] if gpu else [])
+    digest = hashlib.sha256(json.dumps([n, flags, list(map(str, args)), text]).encode())
+    root, key = job_root(), digest.hexdigest()[:20]
+    folder = root / key
+    with open(root / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "status.json").exists():
+            folder.mkdir(exist_ok=True)
+            (folder / SCRIPT).write_text(text)
+            argv = [sys.executable, str(WATCH), str(folder), *flags, "--", str(folder / SCRIPT),
+                    *map(str, args), "--out", f"{folder}/out{{rank}}"]
+            _launch(n, argv, folder)
+    return Job(folder, n)
+
+
+def _launch(n, argv, folder):
+    cmd, env = mpiexec_command(n, argv, env=without_launcher(os.environ))
+    env = {k: v for k, v in env.items() if k not in THREAD_VARIABLES}
+    log = folder / "output.txt"
+    timed_out = False
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=JOB_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            proc.send_signal(signal.SIGINT)  # mpiexec passes it on to the ranks, then exits
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    status = {"rc": proc.returncode, "timed_out": timed_out,
+              "output": log.read_text(errors="replace")[-6000:]}
+    (folder / "status.json").write_text(json.dumps(status))
+
+
+def learner_job(submission, n, gpu=False):
+    """The job, which must have ended cleanly; a script still raising NotImplementedError is
+    reported as not done."""
+    job = run_job(n, script_text(submission), gpu)
+    errors = [rec["error"] for rec in job.records if rec and rec["error"]]
+    if errors and all(e["type"] == "NotImplementedError" for e in errors):
+        raise_stub(errors[0]["line"])
+    if job.problem():
+        fail(("with --gpu (GPUs simulated on CPU): " if gpu else "") + job.problem())
+    return job

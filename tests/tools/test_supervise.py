@@ -1,0 +1,130 @@
+"""The one supervisor (dlhack.tools.supervise) and the run folder's files (runfiles), directly.
+
+The same module runs ``dlhack run`` and the grader; tests/grade/test_one_supervisor.py checks
+both users side by side.
+"""
+import io
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from dlhack.tools import supervise
+from dlhack.tools.launch import run
+from dlhack.tools.runfiles import output_tail, parse_name, run_file
+from dlhack.tools.stacks import where
+
+
+def wait_for(predicate, seconds=30):
+    end = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < end, "timed out waiting"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def bystander():
+    """An unrelated process of ours: what a rank's pid may belong to once the rank has ended."""
+    proc = subprocess.Popen(["sleep", "60"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_one_naming_scheme_for_every_run_file(tmp_path):
+    assert run_file(tmp_path, "stack", 3) == tmp_path / "rank.3.stack"
+    assert run_file(tmp_path, "out") == tmp_path / "mpiexec.out"
+    assert parse_name("rank.12.crash") == (12, "crash")
+    assert parse_name("mpiexec.out") == ("mpiexec", "out")
+    assert parse_name("rank.x.out") is None and parse_name("key.0") is None
+
+
+def test_the_log_keeps_the_end_of_every_source(tmp_path):
+    run_file(tmp_path, "out", 0).write_text("".join(f"chatter {i}\n" for i in range(1000)))
+    run_file(tmp_path, "out", 1).write_text("rank 1 says why it failed\n")
+    run_file(tmp_path, "out").write_text("mpiexec: BAD TERMINATION\n")
+    log = output_tail(tmp_path, 600)
+    assert len(log) < 700
+    assert "[0] chatter 999" in log and "[0] chatter 0\n" not in log
+    assert "[1] rank 1 says why it failed" in log
+    assert log.endswith("[mpiexec] mpiexec: BAD TERMINATION")
+
+
+def test_a_deadlocked_job_names_the_call_each_rank_waits_in(scripts, tmp_path, running):
+    job = supervise.start([sys.executable, str(scripts / "deadlock.py")], tmp_path, n=2)
+    try:
+        wait_for(lambda: len(job.pids()) == 2)
+        wait_for(lambda: all("starts" in run_file(tmp_path, "out", r).read_text() for r in (0, 1)))
+        time.sleep(0.3)  # from the print to the blocking call
+        dumps = job.stacks()
+    finally:
+        job.kill()
+    assert {rank: where(dump) for rank, dump in dumps.items()} == {
+        0: "is waiting in comm.recv (deadlock.py:7)", 1: "is waiting in comm.barrier (deadlock.py:9)"}
+    time.sleep(0.3)
+    assert running(str(tmp_path)) == []
+
+
+def test_a_pid_file_is_believed_only_for_a_process_of_the_job(scripts, tmp_path, bystander):
+    job = supervise.start([sys.executable, str(scripts / "deadlock.py")], tmp_path, n=2)
+    try:
+        wait_for(lambda: len(job.pids()) == 2)
+        run_file(tmp_path, "pid", 7).write_text(str(bystander.pid))  # no rank 7 in this job
+        pids = job.pids()
+        assert sorted(pids) == [0, 1] and bystander.pid not in pids.values()
+    finally:
+        job.kill()
+    assert bystander.poll() is None, "the kill sweep hit a process that is not the job's"
+
+
+def test_pid_files_of_a_finished_job_are_not_signalled(tmp_path, bystander):
+    job = supervise.start([sys.executable, "-c", "print('done')"], tmp_path)
+    job.proc.wait()
+    # As if the rank's pid had been handed to another process since, and its code never ended.
+    run_file(tmp_path, "pid", 0).write_text(str(bystander.pid))
+    run_file(tmp_path, "done", 0).unlink()
+    assert job.pids() == {}
+    assert job.stacks(wait_s=0.5) == {}
+    job.kill()
+    time.sleep(0.2)
+    assert bystander.poll() is None, "a recycled pid was signalled"
+    assert run_file(tmp_path, "out", 0).read_text() == "done\n"
+
+
+def test_a_rank_that_is_not_python_is_not_asked_for_a_stack(tmp_path):
+    job = supervise.start(["sleep", "30"], tmp_path)  # runs as rankwrap.py --exec sleep 30
+    try:
+        wait_for(lambda: len(job.pids()) == 1)
+        assert job.stacks(wait_s=0.5) == {}
+        assert job.proc.poll() is None, "SIGUSR1 killed a process without a handler for it"
+    finally:
+        job.kill()
+    assert job.proc.returncode is not None
+
+
+def test_a_double_forked_child_is_swept_after_a_normal_end(tmp_path, running):
+    """It left the rank's session and folder: only the job's mark in its environment is left."""
+    tag = f"{300 + uuid.uuid4().int % 10**6 / 10**7:.7f}"  # a sleep length no one else uses
+    script = tmp_path / "leaver.py"
+    script.write_text("import subprocess\n"
+                      f"subprocess.run(['sh', '-c', 'cd / && sleep {tag} &'], "
+                      "start_new_session=True, check=True)\n"
+                      "print('left a child behind')\n")
+    result = run([sys.executable, str(script)], n=2, timeout=60, stream=io.StringIO())
+    assert result.returncode == 0 and result.output[1] == ["left a child behind"]
+    wait_for(lambda: running(f"sleep {tag}") == [], seconds=3)
+
+
+def test_a_crash_is_read_from_its_own_file(tmp_path):
+    script = tmp_path / "crash.py"
+    script.write_text("import os\n\n\ndef step():\n    os.abort()\n\n\nstep()\n")
+    out = io.StringIO()
+    result = run([sys.executable, str(script)], n=1, timeout=60, stream=out)
+    assert result.returncode != 0 and not result.errors
+    assert "Fatal Python error: Aborted" in result.crashes[0]
+    text = out.getvalue()
+    assert "rank 0 crashed: Fatal Python error: Aborted in step (crash.py:5)" in text
+    assert f'[0]   File "{script}", line 5 in step' in text
+    assert "failed without a Python traceback" not in text
