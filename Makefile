@@ -33,8 +33,10 @@ test: venv
 test-slow: venv
 	$(BIN)/python -m pytest -m slow
 
+# JupyterLab on your own copy of lessons/ and labs/ (mywork/, made when missing); e.g.
+# make lab LAB_ARGS="--no-browser --port 8890" on a remote machine.
 lab: venv
-	$(BIN)/dlhack lab
+	$(BIN)/dlhack lab -- $(LAB_ARGS)
 
 labs: venv
 	$(BIN)/dlhack labs generate

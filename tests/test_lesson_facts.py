@@ -98,9 +98,14 @@ def timeline_defaults():
     raise LookupError("lesson 04 has no draw_timelines")
 
 
-def updates_in_10_epochs(ranks):
-    from dlhack.parallel.schedules import updates_per_epoch
+def updates_per_epoch(n_examples, batchsize):
+    """The library's rule (``dlhack.parallel.schedules``), which lesson 5's table prints."""
+    from dlhack.parallel import schedules
 
+    return schedules.updates_per_epoch(n_examples, batchsize)
+
+
+def updates_in_10_epochs(ranks):
     return 10 * updates_per_epoch(20000, 32 * ranks)  # lesson 5's table: 20,000 examples, 32 a rank
 
 
@@ -163,6 +168,18 @@ FACTS = [
     Fact("04", "how much smaller than without staleness",
          lambda: lesson_code("04", "largest_stable_step")(0)
          / lesson_code("04", "largest_stable_step")(3), 4.5, "about 4.5 times at `τ = 3`", 0.01),
+    # lesson 5: updates of its runs, from its own EPOCHS and N_TRAIN and the library's rule
+    Fact("05", "updates in 10 epochs at batch 512 and at 32",
+         lambda: tuple(lesson_code("05", "EPOCHS") * updates_per_epoch(lesson_code("05", "N_TRAIN"), b)
+                       for b in (512, 32)), (40, 640), "has made 40 updates instead of 640"),
+    Fact("05", "updates in 10 epochs at batch 2,048",
+         lambda: lesson_code("05", "EPOCHS") * updates_per_epoch(lesson_code("05", "N_TRAIN"), 2048),
+         10, "At 2,048 the whole run is 10 updates"),
+    # lesson 7: the idle fraction of an ideal pipeline, (N - 1) / (M + N - 1)
+    Fact("07", "pipeline bubble, 2 stages, 1 micro-batch (%)", lambda: 100 * (2 - 1) / (1 + 2 - 1),
+         50, "50% for N = 2, M = 1"),
+    Fact("07", "pipeline bubble, 2 stages, 4 micro-batches (%)", lambda: 100 * (2 - 1) / (4 + 2 - 1),
+         20, "20% with M = 4"),
     # other lessons: rows for the slips of issue 15 that wait for their fix
     pytest.param(
         Fact("05", "updates in 10 epochs at 256 ranks (lesson 5's own table)",
@@ -170,7 +187,7 @@ FACTS = [
         marks=pytest.mark.xfail(strict=True, reason="issue 15 slip 5: lesson 5 says 80 updates")),
     pytest.param(
         Fact("02", "the ring's segment size, SEGMENT_BYTES (MiB)", segment_mb, 4,
-             "big chunks go in 4 MiB segments"),
+             "big chunks cut into 4 MiB segments"),
         marks=pytest.mark.xfail(strict=True, reason="issue 15 slip 6: lesson 2 says 1 MB")),
 ]
 

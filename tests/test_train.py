@@ -113,3 +113,11 @@ def test_profile_prints_the_breakdown(tmp_path):
     profile = json.loads((tmp_path / "metrics.json").read_text())["profile"]
     assert [r["rank"] for r in profile["ranks"]] == [0, 1]
     assert all(np.isfinite(list(r["ms"].values())).all() for r in profile["ranks"])
+
+
+def test_too_few_held_out_sentences_fail_on_every_rank_without_hanging(tmp_path):
+    """--n-eval below the rank count leaves a rank with nothing to score: all ranks say so."""
+    proc = run_mpi(3, TINY + ["--iterations", "2", "--n-eval", "2", "--out", str(tmp_path)],
+                   timeout=120)
+    assert proc.returncode != 0
+    assert proc.stderr.count("raise --n-eval to 3 or more") == 3, proc.stderr[-3000:]

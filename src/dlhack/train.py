@@ -114,7 +114,11 @@ def load_data(config, comm):
     train = corpus.train if root else None
     dev = held_out("dev") if root else None
     test = held_out("test") if root else None
-    vocabs = comm.bcast_obj((corpus.src_vocab, corpus.tgt_vocab) if root else None)
+    vocabs, n_held_out = comm.bcast_obj(
+        ((corpus.src_vocab, corpus.tgt_vocab), min(len(dev), len(test))) if root else None)
+    if n_held_out < comm.size:  # every rank raises together: none is left waiting in a collective
+        raise ValueError(f"{n_held_out} dev/test sentences for {comm.size} ranks: every rank "
+                         f"needs at least one to evaluate; raise --n-eval to {comm.size} or more")
     # Equal lengths keep every rank's iteration count in step.
     train = scatter_dataset(train, comm, shuffle=True, seed=config.seed,  # MN: a shard each
                             equal_length=True)

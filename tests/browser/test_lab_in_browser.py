@@ -124,31 +124,45 @@ def lab_server(tmp_path_factory):
     env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
                JUPYTER_RUNTIME_DIR=str(base / "runtime"))
-    log = open(base / "jupyter.log", "w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "dlhack.cli", "lab", "--root", str(root), "--",
-         "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 150
+    with open(base / "jupyter.log", "w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "dlhack.cli", "lab", "--root", str(root), "--",
+             "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+             f"--IdentityProvider.token={TOKEN}", "--ServerApp.port_retries=0"],
+            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_for(server, url, base / "jupyter.log")
+            yield url, root
+        finally:
+            stop(server)
+
+
+def stop(server):
+    """SIGTERM to the server's process group (JupyterLab stops its kernels), then SIGKILL."""
+    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(server.pid, sig)
+            server.wait(timeout=wait)
+            return
+        except ProcessLookupError:
+            server.wait()
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def wait_for(server, url, log, seconds=150):
+    """Until the server answers; fails with its log if it exits or takes too long."""
+    deadline = time.monotonic() + seconds
     while True:
         try:
             urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=5)
-            break
+            return
         except OSError:
             if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                pytest.fail(f"JupyterLab did not start:\n{(base / 'jupyter.log').read_text()}")
+                pytest.fail(f"JupyterLab did not start:\n{log.read_text()}")
             time.sleep(1)
-    yield url, root
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
-    log.close()
 
 
 def cell(page, text):
@@ -174,6 +188,7 @@ def output(target):
     return target.locator(".jp-OutputArea")
 
 
+@pytest.mark.timeout(420)
 def test_a_learner_session_in_chromium(browser_path, lab_server):
     from playwright.sync_api import expect, sync_playwright
 

@@ -62,3 +62,23 @@ def block_imports(prefixes, reason):
     for name in [n for n in sys.modules if finder.blocks(n)]:
         del sys.modules[name]
     sys.meta_path.insert(0, finder)
+
+
+class LibraryAnswer(RuntimeError):
+    """Raised when an answer calls the library function that its exercise asks it to write."""
+
+
+def switch_off(targets, reason):
+    """Replace each ``(owner, attribute)`` (a module's function, a class's method) with one that
+    raises ``LibraryAnswer(reason.format(name=...))``, for the rest of this graded process.
+
+    For library code that the tests themselves import (so it cannot be blocked at import), but
+    whose answers the learner must not borrow; call it at import time of a lab's helper module.
+    """
+    for owner, name in targets:
+        label = f"{getattr(owner, '__name__', owner)}.{name}"
+
+        def refuse(*args, _label=label, **kwargs):
+            raise LibraryAnswer(reason.format(name=_label))
+
+        setattr(owner, name, refuse)

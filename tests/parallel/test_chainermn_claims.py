@@ -66,23 +66,25 @@ def test_first_update_broadcasts_only_in_chainermn(mpi_comm):
 def test_shards_are_padded_by_default_in_chainermn_only(mpi_comm):
     size, n = mpi_comm.size, 5
     data = list(range(n))
-    theirs = mpi_comm.allgather(list(chainermn.scatter_dataset(data, mpi_comm)))
+    cmn, comm = chainermn.create_communicator("naive", mpi_comm=mpi_comm), mn.create_communicator(
+        "ring", mpi_comm)
+    theirs = mpi_comm.allgather(list(chainermn.scatter_dataset(data, cmn)))
     theirs_exact = mpi_comm.allgather(
-        list(chainermn.scatter_dataset(data, mpi_comm, force_equal_length=False)))
-    ours = mpi_comm.allgather(list(mn.scatter_dataset(data, mpi_comm)))
-    ours_padded = mpi_comm.allgather(list(mn.scatter_dataset(data, mpi_comm, equal_length=True)))
+        list(chainermn.scatter_dataset(data, cmn, force_equal_length=False)))
+    ours = mpi_comm.allgather(list(mn.scatter_dataset(data, comm)))
+    ours_padded = mpi_comm.allgather(list(mn.scatter_dataset(data, comm, equal_length=True)))
     padded = -(-n // size)
     assert [len(s) for s in theirs] == [padded] * size
     assert [len(s) for s in ours_padded] == [padded] * size
     for shards in (theirs, ours_padded):
-        assert sorted(set(i for s in shards for i in s)) == data  # every sample, a few twice
+        assert sorted({i for s in shards for i in s}) == data  # every sample, a few twice
     for shards in (theirs_exact, ours):
         assert sorted(i for s in shards for i in s) == data  # every sample exactly once
         assert sum(len(s) for s in shards) == n
     with pytest.raises(TypeError):
-        chainermn.scatter_dataset(data, mpi_comm, equal_length=True)
+        chainermn.scatter_dataset(data, cmn, equal_length=True)
     with pytest.raises(TypeError):
-        mn.scatter_dataset(data, mpi_comm, force_equal_length=True)
+        mn.scatter_dataset(data, comm, force_equal_length=True)
 
 
 class MeanOf(chainer.Link):
@@ -94,20 +96,20 @@ class MeanOf(chainer.Link):
         return loss
 
 
-def evaluate(values, comm, mpi_comm, wrap):
+def evaluate(values, comm, wrap):
     samples = [np.array([v], np.float64) for v in values]
-    shard = list(mn.scatter_dataset(samples, mpi_comm))  # exact shards: 3 and 2 of 5
+    shard = list(mn.scatter_dataset(samples, comm))  # exact shards: 3 and 2 of 5
     it = chainer.iterators.SerialIterator(shard, 10, repeat=False, shuffle=False)
     evaluator = wrap(chainer.training.extensions.Evaluator(it, MeanOf()), comm)
-    return float(evaluator.evaluate()["main/loss"]), float(np.mean([s[0] for s in shard]))
+    return float(evaluator()["main/loss"]), float(np.mean([s[0] for s in shard]))
 
 
 @pytest.mark.mpi(ranks=[2], timeout=60)
 def test_chainermn_averages_rank_means_ours_weighs_samples(mpi_comm):
     values = [1.0, 2.0, 3.0, 10.0, 20.0]
     theirs, mine = evaluate(values, chainermn.create_communicator("naive", mpi_comm=mpi_comm),
-                            mpi_comm, chainermn.create_multi_node_evaluator)
-    ours, _ = evaluate(values, mn.create_communicator("ring", mpi_comm), mpi_comm,
+                            chainermn.create_multi_node_evaluator)
+    ours, _ = evaluate(values, mn.create_communicator("ring", mpi_comm),
                        mn.create_multi_node_evaluator)
     rank_means = mpi_comm.allgather(mine)
     assert theirs == pytest.approx(np.mean(rank_means))  # (2 + 15) / 2 = 8.5
@@ -116,8 +118,8 @@ def test_chainermn_averages_rank_means_ours_weighs_samples(mpi_comm):
     # With equal shards both are the mean over every sample.
     equal = values[:4]
     theirs, _ = evaluate(equal, chainermn.create_communicator("naive", mpi_comm=mpi_comm),
-                         mpi_comm, chainermn.create_multi_node_evaluator)
-    ours, _ = evaluate(equal, mn.create_communicator("ring", mpi_comm), mpi_comm,
+                         chainermn.create_multi_node_evaluator)
+    ours, _ = evaluate(equal, mn.create_communicator("ring", mpi_comm),
                        mn.create_multi_node_evaluator)
     assert theirs == pytest.approx(np.mean(equal)) == ours
 

@@ -6,9 +6,9 @@ Each run gets fresh directories under ``job.base``:
 
     case-*/tests/    a fresh copy of the lab's tests (compared afterwards: changed -> tampered)
     case-*/work/     the working directory; ``submission.py``, the learner's answers, is here
-    case-*/p-*/      private: rank.py and rankwrap.py (copies), one-time keys, results, and
-                     the run files of tools/runfiles.py (rank.N.out/pid/stack/crash/done,
-                     mpiexec.out)
+    case-*/p-*/      private: copies of rank.py and of rankwrap.py with the two files it loads
+                     (compared afterwards too), one-time keys, results, and the run files of
+                     tools/runfiles.py (rank.N.out/pid/stack/crash/done, mpiexec.out)
 
 ``mpiexec -n N python p-*/rankwrap.py p-* p-*/rank.py run tests NODEID`` is started by
 ``dlhack.tools.supervise``, the same supervisor as ``dlhack run``'s: in a new session, under
@@ -24,11 +24,15 @@ Threat model, honestly: this is not a sandbox. Learner code runs as the same use
 What it cannot easily do is change its score: the tests are copied fresh for every run and
 compared afterwards; the outcome is read only from result records signed with a key that each
 rank reads and deletes before any learner code runs; a record with a bad signature marks the
-submission as tampered; a missing record is a failure, never a pass. What this does not defend
+submission as tampered; a missing record is a failure, never a pass. "Private" means unguessable,
+not hidden: learner code can learn the private folder's path (it is on the rank's command line
+and in ``DLHACK_RUN_DIR``, the supervisor's mark for its kill sweep). What this does not defend
 against: reading the key from the rank's own memory (gc, ptrace), monkeypatching the test or
-pytest inside the rank, or damaging files the user can write, the repository included; nor
-writing the run files (stack, crash and output files) that only shape the message, never the
-score. Grading code from strangers needs a container or a separate user on top of this.
+pytest inside the rank, damaging files the user can write, the repository included, or writing
+run files (stack, crash and output files) that shape the message but never the score; and a
+process that clears its environment, leaves the run's folders and double-forks away from its
+rank outlives the kill sweep. Grading code from strangers needs a container or a separate user
+on top of this.
 """
 import hashlib
 import hmac
@@ -94,7 +98,7 @@ def run_case(test, ranks, job):
     running = supervise.start(
         [sys.executable, str(private / "rank.py"), "run", str(tests), test.nodeid], private,
         ranks, wrapper=private / "rankwrap.py", mpiexec=find_mpiexec(), cwd=work, env=env,
-        limits=limits, folders=(work, tests))
+        threads=1, limits=limits, folders=(work, tests))
     try:
         records, forged, reason = _watch(running.proc, private, ranks, key, start + test.timeout)
         missing = [r for r in range(ranks) if r not in records]

@@ -11,7 +11,7 @@ Every job this package starts gets one BLAS thread per rank (:func:`one_thread_e
 OpenBLAS's default of one thread per core, N ranks on N cores run N x N threads and fight.
 
 Standard library only: the rank wrapper (``rankwrap.py``, run by its path) loads this file too,
-for :data:`RANK_VARIABLES`, without importing the dlhack package (and Chainer with it).
+for :func:`launched_rank`, without importing the dlhack package (and Chainer with it).
 """
 import os
 import shutil
@@ -36,9 +36,14 @@ def launched_rank(env=os.environ):
 
 
 def one_thread_env(env=None, threads=1, **extra):
-    """A copy of ``env`` (default: this process's) with ``threads`` BLAS threads per rank."""
+    """A copy of ``env`` (default: this process's) with ``threads`` BLAS threads per rank.
+
+    ``threads=None`` keeps the thread settings ``env`` has: ``dlhack run`` must reproduce the
+    learner's environment as it is, oversubscription included (lesson 6, bug f).
+    """
     env = dict(os.environ if env is None else env)
-    env.update({name: str(threads) for name in THREAD_VARIABLES})
+    if threads is not None:
+        env.update({name: str(threads) for name in THREAD_VARIABLES})
     env.update(extra)
     return env
 
@@ -61,13 +66,13 @@ def find_mpiexec(default="mpiexec"):
 
 
 def mpiexec_command(n, argv, env=None, threads=1, mpiexec=None):
-    """``([mpiexec, "-n", n, *argv], env)`` with ``threads`` BLAS threads per rank.
+    """``([mpiexec, "-n", n, *argv], env)`` with ``threads`` BLAS threads per rank (None: as is).
 
     Args:
         n: the number of ranks.
         argv: what every rank runs, e.g. ``[sys.executable, "-m", "dlhack.train"]``.
         env: the environment to start from (default: this process's).
-        threads: BLAS threads per rank.
+        threads: BLAS threads per rank; None keeps ``env``'s settings.
         mpiexec: the launcher (default: :func:`find_mpiexec`).
     """
     cmd = [mpiexec or find_mpiexec(), "-n", str(n), *map(str, argv)]

@@ -87,7 +87,7 @@ def install_wrapper(folder):
 
 
 def start(cmd, run_dir, n=None, *, wrapper=WRAPPER, mpiexec=None, cwd=None, env=None,
-          limits=None, folders=()):
+          threads=None, limits=None, folders=()):
     """Start ``cmd`` on ``n`` ranks under mpiexec, each inside rankwrap.py; returns a Job.
 
     Args:
@@ -98,7 +98,9 @@ def start(cmd, run_dir, n=None, *, wrapper=WRAPPER, mpiexec=None, cwd=None, env=
         mpiexec: the launcher (default: tools.mpiexec.find_mpiexec).
         cwd: the working directory (default: this process's).
         env: the environment to start from (default: this process's); an outer launcher's
-            variables are dropped, one BLAS thread per rank and the job's mark are added.
+            variables are dropped and the job's mark is added.
+        threads: BLAS threads per rank, or None to keep ``env``'s settings (``dlhack run``
+            shows the learner's environment as it is; the grader passes 1).
         limits: ``(address space bytes, CPU seconds, file bytes)`` for every process, or None.
         folders: more folders that the job's processes name in their command line or use as
             working directory (the grader's work folder); the kill sweep looks for them.
@@ -106,9 +108,9 @@ def start(cmd, run_dir, n=None, *, wrapper=WRAPPER, mpiexec=None, cwd=None, env=
     argv = wrap(list(cmd), run_dir, wrapper)
     env = without_launcher(os.environ if env is None else env)
     if n is None:
-        env = one_thread_env(env)
+        env = one_thread_env(env, threads)
     else:
-        argv, env = mpiexec_command(n, argv, env=env, mpiexec=mpiexec)
+        argv, env = mpiexec_command(n, argv, env=env, threads=threads, mpiexec=mpiexec)
     env.update({MARK: str(run_dir), "PYTHONUNBUFFERED": "1"})  # prints reach files before a kill
     if limits is not None:
         argv = [sys.executable, "-S", "-c", LIMITS, *map(str, limits), *argv]

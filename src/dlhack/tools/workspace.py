@@ -131,10 +131,10 @@ def main(argv=None):
     args = p.parse_args(argv)
     workspace = args.workspace or args.root / WORKSPACE
     copied, kept = make_workspace(workspace)
-    print(f"Your copy of the lessons and labs: {Path(workspace).resolve()}/\n"
-          f"  {len(copied)} file(s) copied now, {len(kept)} already there and left as they are.\n"
-          f"  Open {workspace}/labs/ and {workspace}/lessons/ there; the repository's own "
-          f"copies stay clean (JupyterLab saves only inside {workspace}/).", flush=True)
+    print(f"Your copy of the lessons and labs: {Path(workspace).resolve()}/ (lessons/, labs/)\n"
+          f"  {len(copied)} file(s) copied now; {len(kept)} already there, left as they are.\n"
+          f"  JupyterLab saves only inside it: the repository's own lessons/ and labs/ stay "
+          f"clean.", flush=True)
     if args.copy_only:
         return 0
     cmd, env = lab_command(args.root, workspace, args.jupyter_args)

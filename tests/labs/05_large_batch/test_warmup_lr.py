@@ -21,6 +21,15 @@ def hint(args, got):
         return ": during the warm-up the rate rises from base_lr, it is not base_lr * scale yet"
     if epoch >= warmup and np.isclose(got, base_lr):
         return ": after the warm-up the rate is base_lr * scale"
+    if warmup and epoch >= warmup and got > base_lr * scale:
+        return (": after the warm-up the rate stays at base_lr * scale; the ramp stops at "
+                "warmup_epochs")
+    if warmup and epoch < warmup and got < base_lr:
+        return (": during the warm-up the rate rises from base_lr (at epoch 0) to base_lr * scale; "
+                "it does not start from 0")
+    if warmup and np.isclose(got, base_lr * (1 + (scale - 1) * min(int(epoch) / warmup, 1))):
+        return (": epoch is a fraction (2.5 is the middle of the third epoch); use it as it is, "
+                "not the whole epochs done")
     if warmup == 0:
         return ": warmup_epochs = 0 means no warm-up (and no division by zero)"
     return ""

@@ -8,27 +8,27 @@ import pytest
 from lab06 import node_comm
 
 
-def hint(got, node):
+def hint(got, node, n_gpus):
     if got == "@cupy:0" and node.intra_rank != 0:
         return ": every rank picks GPU 0, so the ranks of a node share one GPU and the others idle"
     if got == f"@cupy:{node.rank}" and node.rank != node.intra_rank:
         return (f": that is comm.rank ({node.rank}), which counts ranks over every node; this "
                 f"node's GPUs are numbered from 0, so use the rank's place on its node")
-    if got == f"@cupy:{node.rank % 2}" and node.rank % 2 != node.intra_rank:
-        return (f": that is comm.rank % n_gpus ({node.rank} % 2), right only when each node holds "
+    if got == f"@cupy:{node.rank % n_gpus}" and node.rank % n_gpus != node.intra_rank:
+        return (f": that is comm.rank % n_gpus ({node.rank} % {n_gpus}), right only when each node holds "
                 f"consecutive ranks; with ranks dealt round-robin it is not the rank's place on "
                 f"its node (comm.intra_rank)")
     return ""
 
 
-def placement_problem(submission, comm, layout, n_gpus=2):
-    node = node_comm(comm, ranks_per_node=2, layout=layout)
+def placement_problem(submission, comm, layout, n_gpus=2, ranks_per_node=2):
+    node = node_comm(comm, ranks_per_node=ranks_per_node, layout=layout)
     got = submission.select_device(node, n_gpus)
     everyone = comm.allgather((node.inter_rank, got))
     want = f"@cupy:{node.intra_rank}"
     if got != want:
         return (f"with ranks laid out {layout}, rank {node.rank} (intra_rank {node.intra_rank} on "
-                f"node {node.inter_rank}) got {got!r}, expected {want!r}" + hint(got, node))
+                f"node {node.inter_rank}) got {got!r}, expected {want!r}" + hint(got, node, n_gpus))
     mine = [device for n, device in everyone if n == node.inter_rank]
     if len(set(mine)) != len(mine):
         return f"with ranks laid out {layout}, two ranks of node {node.inter_rank} share a GPU: {mine}"
@@ -56,5 +56,5 @@ def test_cpu_and_too_few_gpus(submission, comm):
         submission.select_device(node, comm.size - 1)  # one GPU short
         pytest.fail(f"{comm.size} ranks on one node with {comm.size - 1} GPUs: expected "
                     f"ValueError (two ranks would share a GPU), but select_device returned")
-    problem = placement_problem(submission, comm, "round-robin")  # one rank on each node
+    problem = placement_problem(submission, comm, "round-robin", ranks_per_node=1)  # 2 nodes
     assert problem is None, problem

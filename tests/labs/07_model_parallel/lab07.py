@@ -10,6 +10,25 @@ from dlhack.parallel.model_parallel import ModelParallelSeq2seq, copy_weights
 N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
 
 
+class LibraryShortcut(RuntimeError):
+    """Raised when an answer calls the library's own transfer, which the exercise asks for."""
+
+
+def _refuse(name):
+    def refuse(self, *args, **kwargs):
+        raise LibraryShortcut(
+            f"the answer called the library's ModelParallelSeq2seq.{name}, whose transfer is "
+            f"what this exercise asks you to write: use send and recv "
+            f"(dlhack.parallel.model_parallel) on the encoder's results yourself")
+    return refuse
+
+
+# The library's split model does this exercise's transfer in encode, _send_encoding and forward:
+# the answers reach none of them (LearnerSplit below overrides what the tests themselves need).
+for _name in ("encode", "_send_encoding", "forward", "translate"):
+    setattr(ModelParallelSeq2seq, _name, _refuse(_name))
+
+
 class LearnerSplit(ModelParallelSeq2seq):
     """``ModelParallelSeq2seq`` whose encoder-to-decoder transfer is ``split_encode``.
 

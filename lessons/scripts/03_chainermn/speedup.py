@@ -1,0 +1,69 @@
+"""Lesson 3: the speed-up of the translator at 1 and 2 ranks, with ChainerMN and with
+dlhack.parallel, measured in one run.
+
+    python lessons/scripts/03_chainermn/speedup.py --iterations 40 --repeats 3 --out result/speedup
+
+For each repeat it runs train_chainermn.py and train_dlhack.py (beside this file) at 1 and at 2
+ranks, in alternating order, so that a slow spell of the machine falls on both libraries and
+both rank counts. Throughput is sentences per second over all ranks during training: iterations
+x batchsize x ranks, divided by the trainer's own elapsed_time at its last log entry (imports
+and corpus building left out). Each job has one BLAS thread per rank. The speed-up of a library
+is the median of its 2-rank runs over the median of its 1-rank runs; it prints a table and
+writes speedup.json.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dlhack.tools.mpiexec import mpiexec_command
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = {"chainermn": HERE / "train_chainermn.py", "dlhack.parallel": HERE / "train_dlhack.py"}
+
+
+def throughput(script, n, args, out):
+    """Sentences per second over all ranks of one training job at ``n`` ranks."""
+    cmd, env = mpiexec_command(n, [sys.executable, str(script), "--iterations", args.iterations,
+                                   "--batchsize", args.batchsize, "--n-train", args.n_train,
+                                   "--units", args.units, "--out", out])
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, timeout=args.timeout)
+    last = json.loads((Path(out) / "log").read_text())[-1]
+    return args.iterations * args.batchsize * n / last["elapsed_time"]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-i", "--iterations", type=int, default=40, help="training steps per job")
+    p.add_argument("-b", "--batchsize", type=int, default=32, help="sentences per rank per step")
+    p.add_argument("--n-train", type=int, default=4000, help="embedded corpus size")
+    p.add_argument("-u", "--units", type=int, default=64)
+    p.add_argument("-r", "--repeats", type=int, default=3, help="runs of each (library, ranks)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per job")
+    p.add_argument("-o", "--out", type=Path, default=Path("result/speedup"))
+    args = p.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    runs = {lib: {1: [], 2: []} for lib in SCRIPTS}
+    for repeat in range(args.repeats):
+        order = [(lib, n) for n in (1, 2) for lib in SCRIPTS]
+        for lib, n in order if repeat % 2 == 0 else order[::-1]:
+            out = args.out / f"{lib}-{n}-{repeat}"
+            runs[lib][n].append(throughput(SCRIPTS[lib], n, args, out))
+    result = {"load_average": os.getloadavg()[0], "cores": os.cpu_count(), "args": vars(args),
+              "runs": runs, "speedup": {}}
+    print(f"{'library':16} {'1 rank':>10} {'2 ranks':>10} {'speed-up':>9}  (sentences/s, medians)")
+    for lib, by in runs.items():
+        one, two = np.median(by[1]), np.median(by[2])
+        result["speedup"][lib] = two / one
+        print(f"{lib:16} {one:10.0f} {two:10.0f} {two / one:8.2f}x")
+    (args.out / "speedup.json").write_text(json.dumps(result, indent=1, default=str))
+    return result
+
+
+if __name__ == "__main__":
+    main()

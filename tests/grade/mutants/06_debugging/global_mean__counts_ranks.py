@@ -1,0 +1,17 @@
+# MUTANT: counts the ranks that have values, not the values
+# EXPECT: expected
+def global_mean(comm, values):
+    """The mean of every rank's ``values`` together (some ranks may have none).
+
+    Args:
+        comm: an mpi4py communicator.
+        values: this rank's numbers, a list (possibly empty).
+
+    Returns:
+        A float, the same on every rank.
+    """
+    ### BEGIN SOLUTION
+    total = comm.allreduce(float(sum(values)))
+    count = comm.allreduce(1 if values else 0)
+    return total / count
+    ### END SOLUTION
