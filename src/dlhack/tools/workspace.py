@@ -138,6 +138,9 @@ def main(argv=None):
     if args.copy_only:
         return 0
     cmd, env = lab_command(args.root, workspace, args.jupyter_args)
+    if not Path(cmd[0]).exists():
+        raise SystemExit(f"dlhack lab: no JupyterLab in this environment ({cmd[0]}): `make venv` "
+                         f"installs it (pyproject's dev extra)")
     os.execvpe(cmd[0], cmd, env)  # Ctrl-C then reaches JupyterLab itself
 
 

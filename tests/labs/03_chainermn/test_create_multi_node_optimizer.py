@@ -40,6 +40,11 @@ def test_broadcast_before_first_update(submission, comm):
     per_rank = comm.allgather(flat(parameters(model)))
     root = flat(parameters(make_mlp()))
     for rank, values in enumerate(per_rank):
+        if not np.isfinite(values).all():
+            pytest.fail(f"rank {rank}'s weights are nan or inf after one update at learning rate 0: "
+                        f"the step used a gradient that was never computed (garbage): call "
+                        f"model.cleargrads() before loss.backward(), which adds into param.grad",
+                        pytrace=False)
         if not np.allclose(values, root, rtol=0, atol=1e-12):
             own = root + 0.25 * rank
             why = (" (they are still its own initial weights)" if np.allclose(values, own) else "")
@@ -61,6 +66,11 @@ def test_equals_one_process_big_batch(submission, comm):
         model = train_parallel(submission, comm, make_optimizer, batches)
         got = parameters(model)
         per_rank = comm.allgather(flat(got))
+        broken = [r for r, values in enumerate(per_rank) if not np.isfinite(values).all()]
+        assert not broken, (
+            f"with {label}, rank {broken[0]}'s weights are nan or inf after {STEPS} steps: clear "
+            f"the gradients (model.cleargrads()) before every loss.backward(), which adds into "
+            f"param.grad")
         rank = first_disagreeing_rank(per_rank)
         assert rank is None, (
             f"with {label}, rank {rank}'s weights differ from rank 0's after {STEPS} steps: each "

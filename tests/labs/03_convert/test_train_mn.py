@@ -53,11 +53,11 @@ def test_communicator(submission):
                      f"without --gpu use 'naive' (ChainerMN's CPU communicator)")
     job = learner_job(submission, 2, gpu=True)
     if job.problem():
-        fail(f"with --gpu (GPUs simulated on CPU): {job.problem()}")
+        fail(f"with --gpu (GPUs simulated on CPU) {job.problem()}")
     for rank, rec in enumerate(job.records):
         names = [e[1] for e in rec["events"] if e[0] == "communicator"]
         if not names or names[0] in ("naive", "flat_cpu"):
-            fail(f"{EDITS[1]}: with --gpu rank {rank} asked for "
+            fail(f"{EDITS[1]}: with --gpu at 2 ranks, rank {rank} asked for "
                  f"{names[0] if names else 'no'!r} communicator; on GPUs use 'pure_nccl' (NCCL; "
                  f"'naive' would hand device pointers to MPI, which needs a CUDA-aware MPI)")
 
@@ -68,7 +68,7 @@ def test_device_from_intra_rank(submission):
     """With --gpu (simulated on CPU): the communicator first, then GPU intra_rank, then the model."""
     job = learner_job(submission, 2, gpu=True)
     if job.problem():
-        fail(f"with --gpu (GPUs simulated on CPU): {job.problem()}")
+        fail(f"with --gpu (GPUs simulated on CPU) {job.problem()}")
     for rank, rec in enumerate(job.records):
         comm = first_event(rec, ("communicator",))
         device = first_event(rec, ("device", "to_device"))
@@ -76,11 +76,11 @@ def test_device_from_intra_rank(submission):
         if comm is None:
             fail(f"{EDITS[1]}: rank {rank} never created a ChainerMN communicator")
         if moved is not None and moved < comm:
-            fail(f"{EDITS[2]}: with --gpu, rank {rank} moved the model to "
+            fail(f"{EDITS[2]}: with --gpu at 2 ranks, rank {rank} moved the model to "
                  f"{rec['events'][moved][1]} before the communicator was created: create the "
                  f"communicator first, so that the device can come from comm.intra_rank")
         if device is not None and device < comm:
-            fail(f"{EDITS[2]}: with --gpu, rank {rank} chose a device "
+            fail(f"{EDITS[2]}: with --gpu at 2 ranks, rank {rank} chose a device "
                  f"({rec['events'][device][1]}) before the communicator was created: create "
                  f"the communicator first, then take the device from comm.intra_rank")
         intra = rec["events"][comm][2]
@@ -88,12 +88,12 @@ def test_device_from_intra_rank(submission):
         gpus = [e[1] for e in rec["events"] if e[0] == "device" and e[1].startswith("@cupy")]
         targets = [e[1] for e in rec["events"] if e[0] == "to_device"]
         if not gpus or gpus[0] != want:
-            fail(f"{EDITS[2]}: with --gpu, rank {rank} (intra_rank {intra}) chose "
+            fail(f"{EDITS[2]}: with --gpu at 2 ranks, rank {rank} (intra_rank {intra}) chose "
                  f"{gpus[0] if gpus else 'no GPU'}; it should use {want}: "
                  f"chainer.get_device(f'@cupy:{{comm.intra_rank}}'), so that each rank of a node "
                  f"has its own GPU (simulated on CPU)")
         if want not in targets:
-            fail(f"{EDITS[2]}: with --gpu, rank {rank} never moved the model to {want} "
+            fail(f"{EDITS[2]}: with --gpu at 2 ranks, rank {rank} never moved the model to {want} "
                  f"(model.to_device(device))")
 
 

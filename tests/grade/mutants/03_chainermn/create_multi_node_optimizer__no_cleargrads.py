@@ -1,5 +1,5 @@
 # MUTANT: never clears the gradients: they pile up from step to step
-# EXPECT: weights differ from one process
+# EXPECT: cleargrads
 import chainer
 
 

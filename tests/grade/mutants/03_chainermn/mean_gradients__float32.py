@@ -1,5 +1,5 @@
 # MUTANT: replaces each gradient with a float32 copy: forgets the dtype
-# EXPECT: dtype
+# EXPECT: Dtype of data and grad
 from mpi4py import MPI
 
 
