@@ -62,6 +62,7 @@ class TrainConfig:
     progress: bool = True
     json: str = None           # metrics file (default OUT/metrics.json)
     profile: bool = False      # per-rank time breakdown (dlhack.profile)
+    overlap: bool = False      # allreduce gradient buckets during backward (lesson 9)
 
 
 class TimeLimit:
@@ -148,7 +149,8 @@ def train(config, comm=None):
                     attention=config.attention, impl=config.impl)
     model.to_device(device)
     optimizer = chainer.optimizers.Adam(alpha=config.lr)
-    optimizer = create_multi_node_optimizer(optimizer, comm)  # MN: average gradients first
+    optimizer = create_multi_node_optimizer(optimizer, comm,  # MN: average gradients first
+                                            overlap=config.overlap)
     optimizer.setup(model)
 
     it = BucketIterator(train_data, config.batchsize, seed=config.seed)
@@ -253,6 +255,8 @@ def build_parser():
     p.add_argument("--no-progress", dest="progress", action="store_false")
     p.add_argument("--json", help="metrics file (default OUT/metrics.json)")
     p.add_argument("--profile", action="store_true", help="per-rank time breakdown")
+    p.add_argument("--overlap", action="store_true",
+                   help="allreduce the gradients in buckets while backward runs")
     return p
 
 

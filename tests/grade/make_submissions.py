@@ -11,6 +11,8 @@ import copy
 import json
 from pathlib import Path
 
+import attacks
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).with_name("submissions") / "02_collectives"
 
@@ -164,6 +166,21 @@ def prepend(nb, grade_id, code):
     cell["source"] = code.strip("\n") + "\n\n" + source(cell)
 
 
+def append(nb, grade_id, code):
+    cell = answer_cell(nb, grade_id)
+    cell["source"] = source(cell).rstrip("\n") + "\n\n\n" + code.strip("\n") + "\n"
+
+
+def set_metadata(nb, key, value):
+    nb["metadata"][key] = value
+
+
+def old_format(nb):
+    """The notebook as nbformat 3 writes it: cells inside worksheets."""
+    cells = nb.pop("cells")
+    nb.update(nbformat=3, nbformat_minor=0, worksheets=[{"cells": cells, "metadata": {}}])
+
+
 def planted():
     """``{name: notebook dict or raw text}``."""
     made = {}
@@ -189,6 +206,25 @@ def planted():
     variant("syntax_error", (substitute, "allreduce_ring", "range(size - 1):  # allgather",
                              "range(size - 1)  # allgather"))
     variant("missing_import", (prepend, "allreduce_naive", "import torch  # not installed"))
+    naive = "allreduce_naive"
+    no_add = (replace_body, naive, attacks.NO_ADD)
+    variant("wrong_naive", no_add)
+    variant("saboteur", (prepend, naive, attacks.SABOTEUR))
+    variant("forger", (prepend, naive, attacks.FORGER))
+    variant("frame_key", (prepend, naive, attacks.FRAME_KEY), *stubs)
+    variant("gc_recorder", (prepend, naive, attacks.GC_RECORDER), no_add)
+    variant("patch_numpy", (prepend, naive, attacks.PATCH_NUMPY), no_add)
+    variant("poison", (prepend, naive, attacks.POISON), no_add)
+    variant("escape", (prepend, naive, attacks.ESCAPE))
+    variant("keyboard_interrupt", (replace_body, naive, attacks.KEYBOARD_INTERRUPT))
+    variant("pytest_exit", (prepend, naive, attacks.PYTEST_EXIT))
+    variant("read_solution", (replace_body, naive, STUB), (append, naive, attacks.READ_SOLUTION))
+    variant("flood", (prepend, naive, attacks.FLOOD))
+    variant("nbformat3", (old_format,))
+    variant("r_kernel", (set_metadata, "kernelspec", {"display_name": "R", "language": "R",
+                                                      "name": "ir"}),
+            (set_metadata, "language_info", {"name": "R"}))
+    variant("lab_mismatch", (set_metadata, "dlhack", {"lab": "05_large_batch"}))
     text = json.dumps(load_solution(), indent=1)
     made["not_json"] = text[: len(text) // 2]  # a notebook cut off halfway through saving
     return made

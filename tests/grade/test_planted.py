@@ -64,8 +64,10 @@ CASES = {
                                      "os.abort()"]),
     "memory_hog": (NAIVE, "graded", 0, 3, ["raised MemoryError", "at most 512 MiB",
                                            "hoard.append(np.ones(10**7))"]),
-    "overwrite_tests": (None, "tampered", 0, 10, ["changed the grader's test files"]),
-    "forge_result": (None, "tampered", 0, 10, ["wrote a result file the grader did not sign"]),
+    # The sandbox shows the tests read-only: the rewrite fails, and so the answers do not import.
+    "overwrite_tests": (None, "error", 0, 10, ["raised OSError: [Errno 30] Read-only file system"]),
+    "forge_result": (None, "tampered", 0, 10, [
+        "wrote a result file the grader could not verify"]),
     "renamed": (RING, "graded", 0, 4, ["Your notebook defines no `allreduce_ring`"]),
     "syntax_error": (RING, "graded", 0, 4, [
         "answer cell 'allreduce_ring' was left out: syntax error at line 25",

@@ -2,6 +2,7 @@
 
     dlhack bench scaling                       # 1 and 2 ranks, demo model, 3 repeats
     dlhack bench scaling --ranks 1 2 4 --units 256 --layers 3
+    dlhack bench scaling --overlap             # also k ranks with the overlapped allreduce
 
 Each point runs ``mpiexec -n k python -m dlhack.train --profile --epochs 1`` (one BLAS
 thread per rank) and reads its throughput and per-rank time breakdown. A whole epoch, not a
@@ -9,7 +10,18 @@ few steps: every rank count then trains on the same sentences, the same mix of s
 ones (``--iterations N`` measures N steps instead, quicker and noisier). The rank counts
 alternate within each repeat, so slow spells of a noisy machine hit all of them alike.
 Weak-scaling efficiency at k ranks = throughput(k) / (k x throughput(1)).
-Writes JSON and a PNG (breakdown per step as stacked bars, efficiency as a line).
+
+The honest ceiling: k ranks on one machine also share its cores, caches and memory bus, so
+each computes more slowly than one process alone, with no communication at all. For every
+k > 1 each repeat also runs k independent single processes side by side (no MPI between them,
+the same per-rank batch, as many steps as a rank of the k-rank run took) and adds up their
+throughput: the compute-only ceiling. The k-rank efficiency is reported as is and as a fraction
+of that ceiling (throughput(k) / ceiling(k)); what is left below 1 there is communication and
+waiting. ``--overlap`` adds, in every repeat, a k-rank run with ``dlhack train --overlap``
+(gradient buckets allreduced during backward, with MPI's Iallreduce; the plain runs use the
+ring). In an overlapped run the profiler sees no separate allreduce: its "allreduce" lap spans
+backward and the communication left exposed, so this report shows that sum as "backward".
+Writes JSON and a PNG (breakdown per step as stacked bars, efficiency as lines).
 """
 import argparse
 import json
@@ -24,40 +36,104 @@ from dlhack.bench.model import blas_info
 from dlhack.tools.mpiexec import mpiexec_command
 
 
-def run_point(ranks, args, out):
-    """One training run on ``ranks`` ranks; returns its metrics (profile included)."""
-    length = ["--iterations", str(args.iterations)] if args.iterations else \
-        ["--epochs", str(args.epochs)]
+def train_command(ranks, args, out, overlap=False, iterations=None):
+    """``(cmd, env)`` of one ``dlhack train --profile`` run on ``ranks`` ranks."""
+    iterations = iterations or args.iterations
+    length = ["--iterations", str(iterations)] if iterations else ["--epochs", str(args.epochs)]
     argv = [sys.executable, "-m", "dlhack.train", "--profile", *length, "--eval-every", "0",
             "--n-eval", "8", "--batchsize", str(args.batchsize), "--units", str(args.units),
             "--layers", str(args.layers), "--no-progress", "--out", str(out)]
     if args.corpus:
         argv += ["--corpus", args.corpus]
-    cmd, env = mpiexec_command(ranks, argv, threads=args.threads)
+    if overlap:
+        argv.append("--overlap")
+    return mpiexec_command(ranks, argv, threads=args.threads)
+
+
+def run_point(ranks, args, out, overlap=False):
+    """One training run on ``ranks`` ranks; returns its metrics (profile included)."""
+    cmd, env = train_command(ranks, args, out, overlap)
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
-    return json.loads((Path(out) / "metrics.json").read_text())
+    metrics = json.loads((Path(out) / "metrics.json").read_text())
+    if overlap:  # the profiler's "allreduce" lap spans backward and the exposed communication
+        for r in metrics["profile"]["ranks"]:
+            r["ms"]["backward"] += r["ms"]["wait"] + r["ms"]["allreduce"]
+            r["ms"]["wait"] = r["ms"]["allreduce"] = 0.0
+    return metrics
 
 
-def plot(results, path):
+def run_alone(k, iterations, args, out):
+    """``k`` independent 1-rank runs side by side (the ceiling); returns their metrics, summed:
+    throughput added up, each process's breakdown as one "rank" of the profile."""
+    procs = []
+    for i in range(k):
+        cmd, env = train_command(1, args, Path(out) / f"p{i}", iterations=iterations)
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL))
+    if any(proc.wait() for proc in procs):
+        raise RuntimeError(f"a side-by-side run failed (see {out})")
+    runs = [json.loads((Path(out) / f"p{i}" / "metrics.json").read_text()) for i in range(k)]
+    ranks = [dict(m["profile"]["ranks"][0], rank=i) for i, m in enumerate(runs)]
+    return {"sentences_per_sec": sum(m["sentences_per_sec"] for m in runs),
+            "iterations": iterations, "profile": {"ranks": ranks}}
+
+
+def summarise(runs, baseline, args):
+    """``{str(k): figures}`` for ``runs`` (``{k: [metrics per repeat]}``); each repeat's
+    efficiency is paired with the 1-rank run of the same repeat (``baseline[1]``)."""
+    results = {}
+    for k, ms in runs.items():
+        speeds = [m["sentences_per_sec"] for m in ms]
+        # pair each repeat with the 1-rank run of the same repeat: a side-by-side ratio
+        effs = [s / (k * m1["sentences_per_sec"]) for s, m1 in zip(speeds, baseline[1])]
+        order = sorted(range(len(speeds)), key=speeds.__getitem__)
+        typical = ms[order[len(order) // 2]]  # the median run's breakdown
+        results[str(k)] = {
+            "sentences_per_sec": speeds, "median": statistics.median(speeds),
+            "efficiency": statistics.median(effs), "efficiencies": effs,
+            "breakdown_ms": profile.mean_breakdown(typical["profile"]),
+            "profile": typical["profile"],
+            "verdict": profile.verdict(typical["profile"], baseline=baseline[1][0]["profile"],
+                                       batchsize=args.batchsize),
+            "runs": ms,  # dropped before the JSON is written
+        }
+    return results
+
+
+def plot(results, ceiling, overlap, path):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     ranks = sorted(results, key=int)
-    fig, (ax_bar, ax_eff) = plt.subplots(1, 2, figsize=(10, 3.8))
-    bottom = [0.0] * len(ranks)
+    bars = [(f"{k}", results[k]) for k in ranks]
+    bars += [(f"{k}\noverlap", overlap[k]) for k in ranks if k in overlap]
+    bars += [(f"{k}\nalone", ceiling[k]) for k in ranks if k in ceiling]
+    fig, (ax_bar, ax_eff) = plt.subplots(1, 2, figsize=(11, 3.8))
+    bottom = [0.0] * len(bars)
     for phase in profile.PHASES:
-        heights = [results[k]["breakdown_ms"][phase] for k in ranks]
-        ax_bar.bar(ranks, heights, bottom=bottom, label=phase)
+        heights = [r["breakdown_ms"][phase] for _, r in bars]
+        ax_bar.bar([label for label, _ in bars], heights, bottom=bottom, label=phase)
         bottom = [b + h for b, h in zip(bottom, heights)]
     ax_bar.set(xlabel="ranks", ylabel="ms per step (mean over ranks)",
                title="where a step goes")
     ax_bar.legend(fontsize=8)
-    ax_eff.plot([int(k) for k in ranks], [results[k]["efficiency"] for k in ranks], "o-")
+    for name, table, style in (("as is", results, "o-"), ("overlapped", overlap, "s-"),
+                               ("ceiling: k processes alone", ceiling, "k--")):
+        ks = [k for k in ranks if k in table]
+        if table is not results:
+            ks = ["1"] + ks  # every line starts at the 1-rank run
+        ax_eff.plot([int(k) for k in ks], [(table.get(k) or results[k])["efficiency"]
+                                            for k in ks], style, label=name)
+        for k in ks:
+            if "of_ceiling" in (table.get(k) or {}):
+                ax_eff.annotate(f"{table[k]['of_ceiling']:.2f} of ceiling",
+                                (int(k), table[k]["efficiency"]), fontsize=8,
+                                textcoords="offset points", xytext=(5, -12))
     ax_eff.axhline(1.0, color="gray", lw=0.5)
     ax_eff.set(xlabel="ranks", ylabel="weak-scaling efficiency", ylim=(0, 1.1),
                title="throughput(k) / (k x throughput(1))")
+    ax_eff.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -76,45 +152,72 @@ def main(argv=None):
     p.add_argument("-c", "--corpus", help="corpus directory (default: embedded)")
     p.add_argument("-t", "--threads", type=int, default=1, help="BLAS threads per rank")
     p.add_argument("-o", "--out", default="result/bench/scaling")
+    p.add_argument("--overlap", action="store_true",
+                   help="also run k > 1 ranks with dlhack train --overlap, side by side")
+    p.add_argument("--no-ceiling", dest="ceiling", action="store_false",
+                   help="skip the k independent processes side by side (the ceiling)")
     args = p.parse_args(argv)
     if 1 not in args.ranks:
         args.ranks = [1] + args.ranks  # efficiency is relative to one rank
     out = Path(args.out)
     print(f"BLAS: {blas_info()}; {args.threads} thread(s) per rank")
+    many = [k for k in args.ranks if k > 1]
     runs = {k: [] for k in args.ranks}
+    alone = {k: [] for k in many if args.ceiling}
+    overlapped = {k: [] for k in many if args.overlap}
     for repeat in range(args.repeats):
         for k in args.ranks:
             m = run_point(k, args, out / f"n{k}")
             runs[k].append(m)
-            print(f"repeat {repeat + 1}: {k} rank(s) {m['sentences_per_sec']:8.1f} sentences/s",
-                  flush=True)
-    results = {}
-    one = statistics.median(m["sentences_per_sec"] for m in runs[1])
+            line = f"repeat {repeat + 1}: {k} rank(s) {m['sentences_per_sec']:8.1f} sentences/s"
+            if k in overlapped:
+                overlapped[k].append(run_point(k, args, out / f"n{k}-overlap", overlap=True))
+                line += f", overlapped {overlapped[k][-1]['sentences_per_sec']:8.1f}"
+            if k in alone:  # as many steps as one rank of the k-rank run took
+                alone[k].append(run_alone(k, m["iterations"], args, out / f"alone{k}"))
+                line += f", {k} alone side by side {alone[k][-1]['sentences_per_sec']:8.1f}"
+            print(line, flush=True)
+    results = summarise(runs, runs, args)
+    ceiling = summarise(alone, runs, args)
+    overlap = summarise(overlapped, runs, args)
+    for key in map(str, many):  # each repeat's k-rank run over the ceiling run right after it
+        if key not in ceiling:
+            continue
+        results[key]["ceiling_efficiency"] = ceiling[key]["efficiency"]
+        for name, table in (("of_ceiling", results), ("overlap_of_ceiling", overlap)):
+            if key in table:
+                table[key]["of_ceiling"] = statistics.median(
+                    m["sentences_per_sec"] / c["sentences_per_sec"]
+                    for m, c in zip(table[key]["runs"], ceiling[key]["runs"]))
+                results[key][name] = table[key]["of_ceiling"]
+    one = results["1"]["median"]
+    print(f"\n{'run':>18} {'sentences/s':>12} {'speed-up':>9} {'efficiency':>11} "
+          f"{'of ceiling':>11}")
     for k in args.ranks:
-        speeds = [m["sentences_per_sec"] for m in runs[k]]
-        # pair each repeat with the 1-rank run of the same repeat: a side-by-side ratio
-        effs = [s / (k * m1["sentences_per_sec"]) for s, m1 in zip(speeds, runs[1])]
-        order = sorted(range(len(speeds)), key=speeds.__getitem__)
-        typical = runs[k][order[len(order) // 2]]  # the median run's breakdown
-        results[str(k)] = {
-            "sentences_per_sec": speeds, "median": statistics.median(speeds),
-            "efficiency": statistics.median(effs), "efficiencies": effs,
-            "breakdown_ms": profile.mean_breakdown(typical["profile"]),
-            "profile": typical["profile"],
-            "verdict": profile.verdict(typical["profile"], baseline=runs[1][0]["profile"],
-                                       batchsize=args.batchsize),
-        }
-    print(f"\n{'ranks':>5} {'sentences/s':>12} {'speed-up':>9} {'efficiency':>11}")
-    for k in args.ranks:
-        r = results[str(k)]
-        print(f"{k:>5} {r['median']:>12.1f} {r['median'] / one:>9.2f} {r['efficiency']:>11.3f}")
+        rows = [(f"{k} rank(s)", results)] + [(f"{k} {name}", table) for name, table in (
+            ("overlapped", overlap), ("alone (ceiling)", ceiling)) if str(k) in table]
+        for label, table in rows:
+            r = table[str(k)]
+            frac = f"{r['of_ceiling']:>11.3f}" if "of_ceiling" in r else f"{'':>11}"
+            print(f"{label:>18} {r['median']:>12.1f} {r['median'] / one:>9.2f} "
+                  f"{r['efficiency']:>11.3f} {frac}")
     for k in args.ranks:
         print(f"\n{k} rank(s), ms per step:\n{profile.format_breakdown(results[str(k)]['profile'])}")
         if k > 1:
             print(results[str(k)]["verdict"])
+        if str(k) in overlap:
+            print(f"{k} rank(s) overlapped (backward includes the allreduce it hides), ms per "
+                  f"step:\n{profile.format_breakdown(overlap[str(k)]['profile'])}")
+        if str(k) in ceiling:
+            print(f"{k} processes alone, side by side (no MPI), ms per step:\n"
+                  f"{profile.format_breakdown(ceiling[str(k)]['profile'])}")
+    for table in (results, ceiling, overlap):
+        for r in table.values():
+            del r["runs"]
     write_json(out / "scaling.json", {"blas": blas_info(), "args": vars(args),
-                                      "results": results})
-    plot(results, out / "scaling.png")
+                                      "results": results, "ceiling": ceiling,
+                                      "overlap": overlap})
+    plot(results, ceiling, overlap, out / "scaling.png")
     print(f"\nwrote {out / 'scaling.json'} and {out / 'scaling.png'}")
     return 0
 

@@ -2,13 +2,18 @@
 
     dlhack grade labs/02_collectives.ipynb                  # one notebook: feedback on stdout
     dlhack grade submissions/ --json out.json --junit out.xml   # a folder, graded in parallel
+    dlhack grade submissions/ --csv class.csv --html class.html   # the class report for mentors
     dlhack grade tanaka.ipynb --lab 02_collectives --timeout 20
+    dlhack grade my_lab02.ipynb --trusted                   # your own notebook, no sandbox
 
-The lab comes from ``--lab``, else the notebook's ``dlhack.lab`` metadata, else its file name
-(``02_collectives*.ipynb``), else its folder's name. Exit status: 0 when every submission got a
-result (whatever its score, bad notebooks included); 1 when some tests could not run for reasons
-that are not the learner's (status "incomplete": grade again); 2 when the grader cannot grade at
-all (no tests/labs, an unknown --lab).
+Every run is sealed off in a sandbox (grade/sandbox.py: bubblewrap); on a machine without one
+the grader refuses, unless ``--trusted`` says the notebook is your own. The lab comes from
+``--lab``, else the file name (``02_collectives*.ipynb``), else its folder's name, else the
+notebook's ``dlhack.lab`` metadata; a warning says when they disagree. Exit
+status: 0 when every submission got a result (whatever its score, bad notebooks and tampering
+included); 1 when some tests could not run for reasons that are not the learner's (status
+"incomplete": grade again); 2 when the grader cannot grade at all (no tests/labs, an unknown
+--lab, no sandbox).
 """
 import argparse
 import os
@@ -16,7 +21,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from dlhack.grade import report
+from dlhack.grade import classreport, report
 from dlhack.grade.harness import Slots, grade_notebook
 from dlhack.grade.plan import LabError, lab_names
 
@@ -44,6 +49,12 @@ def main(argv=None):
     parser.add_argument("-j", "--json", type=Path, metavar="FILE",
                         help="write the result(s) as JSON")
     parser.add_argument("-x", "--junit", type=Path, metavar="FILE", help="write JUnit XML")
+    parser.add_argument("-c", "--csv", type=Path, metavar="FILE",
+                        help="write the class table as CSV (a row per learner)")
+    parser.add_argument("-H", "--html", type=Path, metavar="FILE",
+                        help="write the class report as a small HTML page")
+    parser.add_argument("--trusted", action="store_true",
+                        help="run without the sandbox: only for your own notebook")
     parser.add_argument("-t", "--timeout", type=float, metavar="S",
                         help="seconds per test run (default: each test's own)")
     parser.add_argument("-m", "--memory", type=int, default=1024, metavar="MB",
@@ -64,7 +75,7 @@ def main(argv=None):
             return 2
         slots = Slots(args.slots)
         options = {"lab": args.lab, "exercises": args.exercises, "timeout": args.timeout,
-                   "memory_mb": args.memory, "slots": slots}
+                   "memory_mb": args.memory, "slots": slots, "trusted": args.trusted}
         # Submissions side by side, up to the core count; their runs share one pool of rank slots.
         with ThreadPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1)) as pool:
             results = list(pool.map(lambda p: grade_notebook(p, **options), paths))
@@ -79,6 +90,10 @@ def main(argv=None):
         report.write_json(args.json, results[0] if one else {"submissions": results})
     if args.junit:
         report.write_junit(args.junit, results)
+    if args.csv:
+        classreport.write_csv(args.csv, results)
+    if args.html:
+        classreport.write_html(args.html, results)
     return 1 if any(r["status"] == "incomplete" for r in results) else 0
 
 

@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from dlhack.grade import notebook
-from dlhack.grade.plan import lab_names, load_plan
+from dlhack.grade import intake, notebook, sandbox
+from dlhack.grade.plan import LabError, lab_names, load_plan
 from dlhack.grade.runner import Job, run_case
 
 ODD_HINT = ("it fails only at odd rank counts: look for code that pairs ranks up or halves the "
@@ -61,22 +61,27 @@ def grade_notebook(path, lab=None, **options):
 
     Args:
         path: the submission, an .ipynb file.
-        lab: the lab's name; by default from the notebook's ``dlhack.lab`` metadata or file name.
-        **options: passed on to :func:`grade` (exercises, timeout, memory_mb, slots, workdir).
+        lab: the lab's name; by default from the file or folder name, else the notebook's
+            ``dlhack.lab`` metadata (``intake.check`` warns when they disagree).
+        **options: passed on to :func:`grade` (exercises, timeout, memory_mb, slots, workdir,
+            trusted).
     """
     start = time.monotonic()
     labs = lab_names(options.get("root"))
-    base = {"submission": str(path), "lab": lab or notebook.lab_of(path, None, labs)}
+    base = {"submission": str(path), "lab": lab or intake.name_lab(path, labs)}
     try:
-        submission, nb = notebook.from_notebook(path)
+        base["lab"], warnings = intake.check(path, labs, lab)
+        submission, _ = notebook.from_notebook(path)
     except notebook.SubmissionError as err:
         return _verdict(base, "invalid", str(err), start)
-    base["lab"] = lab = lab or notebook.lab_of(path, nb, labs)
+    lab = base["lab"]
     if lab is None:
         return _verdict(base, "invalid", f"cannot tell which lab {Path(path).name} is for: keep "
                         f"the lab's file name (e.g. 02_collectives*.ipynb) or pass --lab", start)
+    options.setdefault("origin", Path(path).resolve().parent)
     result = grade(load_plan(lab, options.pop("root", None)), submission, **options)
     result["submission"] = str(path)
+    result["warnings"] = warnings + result["warnings"]
     return result
 
 
@@ -86,7 +91,7 @@ def _verdict(base, status, message, start):
 
 
 def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slots=None,
-          workdir=None):
+          workdir=None, trusted=False, origin=None):
     """Run the graded tests of ``plan`` on a ``notebook.Submission``; returns the result dict.
 
     Args:
@@ -97,14 +102,25 @@ def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slo
         memory_mb: address-space limit of each rank.
         slots: a shared ``Slots``; by default one for this call.
         workdir: where the temporary directories go (default: the system's).
+        trusted: run without the sandbox (``sandbox.py``): only for a learner's own work. By
+            default a machine without one raises LabError rather than grade untrusted code.
+        origin: the folder the submission came from, hidden from the sandbox (its neighbours).
+
+    Raises:
+        LabError: the sandbox cannot be made here and ``trusted`` is not set.
     """
     start = time.monotonic()
+    if not trusted and sandbox.unavailable():
+        raise LabError(f"refusing to grade untrusted work without a sandbox: "
+                       f"{sandbox.unavailable()}. To grade your own notebook anyway, pass "
+                       f"--trusted (trusted=True)")
     tests = [t for t in plan.tests if not exercises or t.exercise in exercises]
     if timeout:
         tests = [replace(t, timeout=float(timeout)) for t in tests]
     slots = slots or Slots()
-    base = Path(tempfile.mkdtemp(prefix="dlhack-grade-", dir=workdir))
-    job = Job(files=plan.files, submission=submission, base=base, memory_mb=memory_mb)
+    base = Path(tempfile.mkdtemp(prefix="dlhack-grade-", dir=workdir))  # unguessable, 0700
+    job = Job(files=plan.files, submission=submission, base=base, memory_mb=memory_mb,
+              trusted=trusted, origin=origin)
     stops, lock = {}, threading.Lock()  # exercise (or None: everything) -> why not run
 
     def stopped(test):
@@ -137,10 +153,10 @@ def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slo
             runs = {(t.nodeid, n): f.result() for t, n, f in futures}
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    return _score(plan, tests, runs, submission, start, timeout, memory_mb)
+    return _score(plan, tests, runs, submission, start, timeout, memory_mb, trusted)
 
 
-def _score(plan, tests, runs, submission, start, timeout, memory_mb):
+def _score(plan, tests, runs, submission, start, timeout, memory_mb, trusted):
     exercises = []
     for name in dict.fromkeys(t.exercise for t in tests):
         graded = [_test_result(t, [runs[(t.nodeid, n)] for n in t.ranks]) for t in tests
@@ -166,7 +182,7 @@ def _score(plan, tests, runs, submission, start, timeout, memory_mb):
     return {"lab": plan.lab, "status": status, "message": message, "score": score,
             "max_score": sum(e["max_score"] for e in exercises), "exercises": exercises,
             "warnings": list(submission.errors), "duration_s": round(time.monotonic() - start, 2),
-            "limits": {"timeout_s": timeout, "memory_mb": memory_mb}}
+            "limits": {"timeout_s": timeout, "memory_mb": memory_mb}, "sandboxed": not trusted}
 
 
 def _test_result(test, runs):

@@ -1,25 +1,25 @@
 """One rank of one graded test, or the listing of a lab's tests. The grader runs it as
 
-    mpiexec -n N python P/rankwrap.py P P/rank.py run TESTS_ROOT NODEID   # one test at N ranks
+    mpiexec -n N python B/rankwrap.py P B/rank.py run TESTS_ROOT NODEID   # one test at N ranks
     python rank.py collect TESTS_ROOT LAB OUT.json        # list a lab's tests and their markers
 
 It is a standalone script, never imported as ``dlhack.grade.rank``: importing the package would
-import Chainer in every rank (0.3 s each), and the grader copies this file (with rankwrap.py) into
-a private directory ``P`` for each run, so that learner code that rewrites files cannot rewrite
-it in place.
+import Chainer in every rank (0.3 s each). The grader copies it, with guard.py and rankwrap.py,
+into a folder ``B`` of each run that the sandbox shows read-only; ``P`` is the run's folder.
 
 What every supervised rank needs comes from ``dlhack/tools/rankwrap.py``, the same wrapper as
 ``dlhack run``'s: the rank's output file, its pid file, SIGUSR1 stack dumps and fatal-signal
 dumps, ``MPI_Abort`` on an uncaught error. This script keeps what is the grader's own. Run mode,
-in order: read this rank's one-time key from the private directory (``DLHACK_GRADE_DIR``) and
-delete the key file; wait at a barrier, so no learner code runs before every rank has burnt its
-key; run the test with pytest; write the outcome to ``result.RANK.json``, signed with the key.
-The signature is what the grader trusts: learner code can write files wherever the grader can,
-but it never sees the key (short of reading this process's memory, which the threat model in
-``runner.py`` leaves out).
+in order: take the run's folder (``DLHACK_GRADE_DIR``) and id (``DLHACK_RUN_ID``) out of the
+environment; import MPI, numpy and pytest and snapshot what a verdict rests on (``guard.py``,
+loaded from beside this file); wait at a barrier; run the test with pytest, which imports the
+learner's answers; check the snapshot again; write ``result.RANK.json`` with this rank, the
+size, the test and the run id, which the grader checks. There is no key: nothing secret is
+kept in a process that runs learner code (see the threat model in ``runner.py``). A test that
+learner code stopped (``KeyboardInterrupt``, ``pytest.exit``) failed; one whose checks were
+replaced, or whose outcome pytest and the recorder disagree on, was tampered with.
 """
-import hashlib
-import hmac
+import importlib.util
 import json
 import os
 import sys
@@ -34,10 +34,8 @@ IMPORT_FAILURE = "Your answer cells could not run"
 MISSING_ANSWER = "Your notebook defines no"
 
 
-def sign(key, record):
-    """The HMAC-SHA256 of a record (every field but ``mac``), as hex."""
-    body = json.dumps({k: v for k, v in record.items() if k != "mac"}, sort_keys=True)
-    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+# What learner code did to stop the test early, as the learner's failure (never the grader's).
+STOPPED = {"Exit": "pytest.exit() was called", "KeyboardInterrupt": "the code was interrupted"}
 
 
 def _message(exc):
@@ -65,7 +63,9 @@ def _type_name(cls):
 class Recorder:
     """A pytest plugin that keeps the first failure of the one test this rank runs."""
 
-    def __init__(self):
+    def __init__(self, guard=None, root=None):
+        self.guard, self.root = guard, root
+        self.interrupted = None
         self.seen = False
         self.failure = None
         self.skipped = None
@@ -76,6 +76,22 @@ class Recorder:
     def pytest_collectreport(self, report):
         if report.failed and self.collect_error is None:
             self.collect_error = str(report.longrepr)[-3000:]
+
+    def pytest_collection_finish(self, session):
+        if self.guard is not None:  # the test modules are loaded now; the answers are not yet
+            self.guard.take_tests(self.root)
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        # pytest stops the whole session for these, and reports no test at all.
+        kind = type(excinfo.value).__name__
+        text = str(getattr(excinfo.value, "msg", "") or excinfo.value)
+        frames = traceback.extract_tb(excinfo.tb)[-40:]
+        self.interrupted = {
+            "phase": "call", "exc_type": kind,
+            "message": STOPPED.get(kind, "the test was stopped")
+                       + (f" ({text[:200]})" if text else "") + ": that ends the test run, so "
+                       "the test counts as failed",
+            "frames": [[f.filename, f.lineno, f.name, (f.line or "")[:200]] for f in frames]}
 
     def pytest_runtest_makereport(self, item, call):
         # A plain hook (not a wrapper) sees the exception itself; pytest builds the report after.
@@ -101,6 +117,8 @@ class Recorder:
 
     def record(self):
         """The outcome of this rank: passed, failed, skipped or error (could not run the test)."""
+        if self.interrupted is not None:
+            return {"outcome": "failed", "stdout": self.stdout, **self.interrupted}
         if self.collect_error is not None:
             return {"outcome": "error", "message": self.collect_error}
         if not self.seen:
@@ -153,26 +171,51 @@ def collect(root, lab, out):
     return 0
 
 
+def load_guard():
+    """``guard.py`` from beside this file, by its path (this script imports no dlhack)."""
+    path = Path(__file__).resolve().with_name("guard.py")
+    spec = importlib.util.spec_from_file_location("_dlhack_guard", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def judge(record, exit_code, changed):
+    """The record, overruled when the checks were replaced or pytest disagrees with it."""
+    if changed:
+        more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+        return {**record, "outcome": "tampered",
+                "message": f"your code replaced {', '.join(changed[:4])}{more} while the test ran"}
+    if record["outcome"] == "passed" and int(exit_code) != 0:
+        return {**record, "outcome": "tampered",
+                "message": f"your code changed the grader's record of the test (it said passed, "
+                           f"pytest's exit status was {int(exit_code)})"}
+    return record
+
+
 def run(root, nodeid):
+    here = Path(__file__).resolve().parent
     private = Path(os.environ.pop("DLHACK_GRADE_DIR"))
-    if sys.path and Path(sys.path[0]).resolve() == private.resolve():
-        del sys.path[0]  # nothing in the private directory is for learner code to import
+    run_id = os.environ.pop("DLHACK_RUN_ID", "")
+    if sys.path and Path(sys.path[0]).resolve() in (here, private.resolve()):
+        del sys.path[0]  # nothing of the grader's is for learner code to import
+    import numpy  # noqa: F401 - loaded now, so that its functions are in the snapshot
+    import pytest
     from mpi4py import MPI  # starts MPI; no learner code has run yet
 
-    rank = MPI.COMM_WORLD.rank
-    key_file = private / f"key.{rank}"
-    key = key_file.read_bytes()
-    key_file.unlink()
-
-    import pytest
-
-    MPI.COMM_WORLD.Barrier()
+    guard = load_guard().Guard()
+    recorder = Recorder(guard, root)
+    guard.take()
+    guard.take_object("Recorder", Recorder)
+    guard.take_object("rank.judge", judge)
+    comm = MPI.COMM_WORLD
+    rank, size = comm.rank, comm.size
+    comm.Barrier()
     start = time.monotonic()
-    recorder = Recorder()
-    pytest.main([str(Path(root) / nodeid), *_pytest_args(root)], plugins=[recorder])
-    record = {"rank": rank, "size": MPI.COMM_WORLD.size, "nodeid": nodeid,
+    exit_code = pytest.main([str(Path(root) / nodeid), *_pytest_args(root)], plugins=[recorder])
+    record = {"rank": rank, "size": size, "nodeid": nodeid, "run_id": run_id,
               "duration_s": round(time.monotonic() - start, 3), **recorder.record()}
-    record["mac"] = sign(key, record)
+    record = judge(record, exit_code, guard.changed())
     tmp = private / f".result.{rank}.tmp"
     tmp.write_text(json.dumps(record))
     os.replace(tmp, private / f"result.{rank}.json")

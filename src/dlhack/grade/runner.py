@@ -1,41 +1,53 @@
-"""Run one graded test at one rank count under mpiexec, safely, and read back what happened.
+"""Run one graded test at one rank count under mpiexec, sealed off, and read back what happened.
 
     run = run_case(test, ranks, job)     # harness.py calls this once per (test, rank count)
 
-Each run gets fresh directories under ``job.base``:
+Each run gets a fresh folder with an unguessable name under ``job.base`` (itself fresh and
+private to one submission):
 
-    case-*/tests/    a fresh copy of the lab's tests (compared afterwards: changed -> tampered)
-    case-*/work/     the working directory; ``submission.py``, the learner's answers, is here
-    case-*/p-*/      private: copies of rank.py and of rankwrap.py with the two files it loads
-                     (compared afterwards too), one-time keys, results, and the run files of
-                     tools/runfiles.py (rank.N.out/pid/stack/crash/done, mpiexec.out)
+    case-*/bin/       the grader's scripts for the ranks: rank.py, guard.py, rankwrap.py and the
+                      two files it loads (read-only in the sandbox)
+    case-*/tests/     a fresh copy of the lab's tests (read-only in the sandbox)
+    case-*/work/      the working directory, with ``submission.py``, the learner's answers
+    case-*/run-*/     the run files of tools/runfiles.py (rank.N.out/pid/stack/crash/done,
+                      mpiexec.out) and each rank's result record ``result.N.json``
 
-``mpiexec -n N python p-*/rankwrap.py p-* p-*/rank.py run tests NODEID`` is started by
-``dlhack.tools.supervise``, the same supervisor as ``dlhack run``'s: in a new session, under
-limits on address space, CPU time and file size, every rank inside the same ``rankwrap.py``. The
-grader polls for the ranks' result records and ends the run when every rank has reported; when a
-rank failed and the others are still running FAIL_GRACE seconds later (they are waiting for it);
-when a rank passed and the others still run PASS_GRACE seconds later; or at the test's timeout.
-Ranks that never reported are asked for their Python stacks (SIGUSR1), then everything the run
-started is killed (the supervisor's /proc sweep), and ``verdict.py`` turns what is left into an
-outcome. The log shown with a failure is the end of every rank's output and of mpiexec's.
+``mpiexec -n N python bin/rankwrap.py run-* bin/rank.py run tests NODEID`` is started by
+``dlhack.tools.supervise``, the same supervisor as ``dlhack run``'s, inside the sandbox of
+``sandbox.py`` (bubblewrap: PID, user, mount, network and IPC namespaces; read-only project; no
+``solutions/``; private /tmp and /dev/shm), under limits on address space, CPU time and file
+size. The grader polls for the ranks' result records and ends the run when every rank has
+reported; when a rank failed and the others are still running FAIL_GRACE seconds later; when a
+rank passed and the others still run PASS_GRACE seconds later; or at the test's timeout. Ranks
+that never reported are asked for their Python stacks (SIGUSR1), then everything the run started
+is killed: bwrap, whose PID namespace takes every process in it down, and the supervisor's
+/proc sweep on top. ``verdict.py`` turns what is left into an outcome.
 
-Threat model, honestly: this is not a sandbox. Learner code runs as the same user as the grader.
-What it cannot easily do is change its score: the tests are copied fresh for every run and
-compared afterwards; the outcome is read only from result records signed with a key that each
-rank reads and deletes before any learner code runs; a record with a bad signature marks the
-submission as tampered; a missing record is a failure, never a pass. "Private" means unguessable,
-not hidden: learner code can learn the private folder's path (it is on the rank's command line
-and in ``DLHACK_RUN_DIR``, the supervisor's mark for its kill sweep). What this does not defend
-against: reading the key from the rank's own memory (gc, ptrace), monkeypatching the test or
-pytest inside the rank, damaging files the user can write, the repository included, or writing
-run files (stack, crash and output files) that shape the message but never the score; and a
-process that clears its environment, leaves the run's folders and double-forks away from its
-rank outlives the kill sweep. Grading code from strangers needs a container or a separate user
-on top of this.
+Threat model. Submissions are untrusted; learners may attack the grader and each other.
+
+- Each other: a run sees no other run's folders, processes or network, and nothing of it
+  outlives the run. A result record is read only from the run's own folder, which nothing but
+  that run's processes can write, and must name the rank, the rank count, the test and the run
+  id the grader chose; a record that does not is that submission's doing (tampered) and stops
+  only that submission. A class graded together gets the grades each would get alone.
+- The grader and later gradings: the project, the environment and the tests are read-only;
+  ``solutions/``, the repository's tests and other submissions are not there; the copied tests
+  and scripts are compared afterwards all the same.
+- Its own verdict: no secret is kept in a process that runs learner code. rank.py snapshots
+  what the verdict rests on (numpy's comparisons, builtins, pytest, the lab's test helpers, its
+  own recorder) and a run where any was replaced is tampered; the recorder's outcome must agree
+  with pytest's exit status.
+
+What remains possible, honestly: learner code runs in the same process as the test that checks
+it, so code determined enough (ctypes, rewriting the snapshot, writing its own record and
+exiting) can still make that rank report a pass; the comparison is not yet done outside that
+process. It can use the CPU time, memory and tmpfs space the limits give it, and read what the
+sandbox shows (the project without solutions). When the grader runs as root the sandbox's
+nobody is root on the host files it can see (read-only). With ``trusted=True`` (``--trusted``:
+a learner grading their own notebook; the lab's check cells) there is no sandbox at all: learner
+code runs as the grader's user, and only the checks above stand.
 """
 import hashlib
-import hmac
 import json
 import secrets
 import shutil
@@ -45,8 +57,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlhack.grade.plan import RANK_SCRIPT, LabError, child_env, write_files
-from dlhack.grade.rank import sign
+from dlhack.grade import sandbox
+from dlhack.grade.plan import RANK_SCRIPT, LabError, child_env, repo_root, write_files
 from dlhack.grade.verdict import summarize
 from dlhack.tools import supervise
 from dlhack.tools.mpiexec import find_mpiexec as _find_mpiexec
@@ -68,6 +80,8 @@ class Job:
     base: Path              # where the case directories go
     memory_mb: int = 1024   # address-space limit of each rank
     file_mb: int = 64       # largest file a rank (or mpiexec's log) may write
+    trusted: bool = False   # run without the sandbox (a learner's own notebook)
+    origin: Path = None     # the submission's folder, hidden from the sandbox
 
 
 def find_mpiexec():
@@ -81,86 +95,101 @@ def find_mpiexec():
 def run_case(test, ranks, job):
     """Run ``test`` at ``ranks`` ranks; returns a dict with outcome, message and details."""
     case = Path(tempfile.mkdtemp(prefix="case-", dir=job.base))
-    tests, work, private = case / "tests", case / "work", case / f"p-{secrets.token_hex(8)}"
-    for path in (tests, work, private):
+    bin_dir, tests, work = case / "bin", case / "tests", case / "work"
+    run_dir = case / f"run-{secrets.token_hex(8)}"
+    for path in (bin_dir, tests, work, run_dir):
         path.mkdir()
     digests = write_files(job.files, tests)
-    (work / "submission.py").write_text(job.submission.text)
-    shutil.copyfile(RANK_SCRIPT, private / "rank.py")
-    scripts = [private / "rank.py", *supervise.install_wrapper(private)]
+    submission = case / "submission.py"
+    submission.write_text(job.submission.text)
+    shutil.copyfile(submission, work / "submission.py")  # what trusted runs import
+    for script in (RANK_SCRIPT, RANK_SCRIPT.with_name("guard.py")):
+        shutil.copyfile(script, bin_dir / script.name)
+    scripts = [bin_dir / "rank.py", bin_dir / "guard.py", *supervise.install_wrapper(bin_dir)]
     script_digests = {path.name: _sha256(path) for path in scripts}
-    key = secrets.token_bytes(32)
-    for rank in range(ranks):
-        (private / f"key.{rank}").write_bytes(key)
+    run_id = secrets.token_hex(16)
+    mpiexec = find_mpiexec()
+    prefix = () if job.trusted else sandbox.command(sandbox.Paths(
+        root=repo_root(), bin=bin_dir, tests=tests, work=work, submission=submission,
+        run_dir=run_dir, mpiexec=mpiexec, origin=job.origin))
     limits = (job.memory_mb << 20, int(test.timeout) + 5, job.file_mb << 20)
-    env = child_env(DLHACK_GRADE_DIR=str(private), DLHACK_SUBMISSION=str(work / "submission.py"))
+    env = child_env(DLHACK_GRADE_DIR=str(run_dir), DLHACK_RUN_ID=run_id,
+                    DLHACK_SUBMISSION=str(work / "submission.py"),
+                    **({} if job.trusted else {"HOME": "/tmp", "TMPDIR": "/tmp"}))
     start = time.monotonic()
     running = supervise.start(
-        [sys.executable, str(private / "rank.py"), "run", str(tests), test.nodeid], private,
-        ranks, wrapper=private / "rankwrap.py", mpiexec=find_mpiexec(), cwd=work, env=env,
-        threads=1, limits=limits, folders=(work, tests))
+        [sys.executable, str(bin_dir / "rank.py"), "run", str(tests), test.nodeid], run_dir,
+        ranks, wrapper=bin_dir / "rankwrap.py", mpiexec=mpiexec, cwd=work, env=env,
+        threads=1, limits=limits, folders=(work, tests, bin_dir), prefix=prefix)
+    expect = {"size": ranks, "nodeid": test.nodeid, "run_id": run_id}
     try:
-        records, forged, reason = _watch(running.proc, private, ranks, key, start + test.timeout)
+        records, bad, reason = _watch(running.proc, run_dir, expect, start + test.timeout)
         missing = [r for r in range(ranks) if r not in records]
         if running.proc.poll() is None and missing:
             running.stacks(missing, wait_s=DUMP_WAIT_S)
     finally:
         running.kill()
     duration = time.monotonic() - start
-    _read_records(private, ranks, key, records, forged)  # a rank may have finished meanwhile
+    _read_records(run_dir, expect, records, bad)  # a rank may have finished meanwhile
     changed = _changed(tests, digests)
     changed += [name for name, digest in script_digests.items()
-                if _sha256(private / name) != digest]
-    run = summarize(test, ranks, job, records, forged, changed, reason, private, work)
+                if _sha256(bin_dir / name) != digest]
+    run = summarize(test, ranks, job, records, bad, changed, reason, run_dir, work)
     run["duration_s"] = round(duration, 2)
     if run["outcome"] != "passed":
-        run["log"] = output_tail(private, 3000)
+        run["log"] = output_tail(run_dir, 3000)
     shutil.rmtree(case, ignore_errors=True)
     return run
 
 
-def _watch(proc, private, ranks, key, deadline):
-    """Poll until the run is over; returns (records, forged ranks, why it was stopped)."""
-    records, forged = {}, set()
+def _watch(proc, run_dir, expect, deadline):
+    """Poll until the run is over; returns (records, unverifiable ranks, why it was stopped)."""
+    records, bad = {}, set()
     first_report = all_reported = None
+    ranks = expect["size"]
     while True:
         exited = proc.poll() is not None
-        _read_records(private, ranks, key, records, forged)
+        _read_records(run_dir, expect, records, bad)
         now = time.monotonic()
         if exited:
-            return records, forged, "exited"
-        if forged:
-            return records, forged, "forged"
+            return records, bad, "exited"
+        if bad:
+            return records, bad, "forged"
         if len(records) == ranks:
             all_reported = all_reported or now
             if now - all_reported > EXIT_GRACE:
-                return records, forged, "reported"
+                return records, bad, "reported"
         elif records:
             first_report = first_report or now
             failed = any(r["outcome"] != "passed" for r in records.values())
             if now - first_report > (FAIL_GRACE if failed else PASS_GRACE):
-                return records, forged, "stuck"
+                return records, bad, "stuck"
         if now > deadline:
-            return records, forged, "timeout"
+            return records, bad, "timeout"
         time.sleep(POLL_S)
 
 
-def _read_records(private, ranks, key, records, forged):
-    """Add every new, correctly signed result record; note the ranks whose record is not."""
-    for rank in range(ranks):
-        path = private / f"result.{rank}.json"
+OUTCOMES = ("passed", "failed", "skipped", "error", "tampered")
+
+
+def _read_records(run_dir, expect, records, bad):
+    """Add every new record that names this rank, size, test and run; note those that do not."""
+    for rank in range(expect["size"]):
+        path = run_dir / f"result.{rank}.json"
         if rank in records or not path.exists():
             continue
         try:
             record = json.loads(path.read_text())
             good = (isinstance(record, dict) and record.get("rank") == rank
-                    and hmac.compare_digest(str(record.get("mac", "")), sign(key, record)))
+                    and all(record.get(k) == v for k, v in expect.items())
+                    and record.get("outcome") in OUTCOMES
+                    and isinstance(record.get("message", ""), str))
         except (OSError, ValueError, TypeError):
             good = False  # rank.py writes with os.replace, so a torn file is someone else's
         if good:
             records[rank] = record
         else:
-            forged.add(rank)
+            bad.add(rank)
 
 
 def _changed(tests, digests):

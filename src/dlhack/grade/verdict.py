@@ -5,8 +5,12 @@
 Outcomes: passed; not_done (a stub still raises NotImplementedError); failed (a rank failed an
 assertion or raised: the message gives the lowest such rank, and which ranks were left waiting
 and where); crashed (a rank died from a signal: its faulthandler traceback says where); hung
-(timeout, or some ranks finished and the others never did); tampered (test files changed, or a
-result record with a bad signature); error (the test itself, or mpiexec, could not run). Places
+(timeout, or some ranks finished and the others never did); tampered (test files changed, what
+the test's verdict rests on was replaced, or a result record in the run's own folder that does
+not check out: in the sandbox only the submission's own code can write there); error (the test
+itself, or mpiexec, could not run; also a record that does not check out when the run was not
+sandboxed, for then it may be any process's doing). Output beyond the file limit fails the run
+with a message that says so. Places
 in the learner's code are given as cell and line, through ``notebook.Submission.where``.
 The ranks' run files (``rank.N.stack``, ``rank.N.crash``, ...) are named by tools/runfiles.py
 and their dumps read by tools/stacks.py, the same reader as ``dlhack run``'s.
@@ -54,6 +58,22 @@ def _ranks_text(ranks):
     return f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(map(str, ranks))
 
 
+FLOOD = "[Errno 27] File too large"  # what a write past RLIMIT_FSIZE raises in Python
+
+
+def _flooded(details, private, job):
+    """Ranks that wrote more output than a file may hold (the rest of it was cut)."""
+    limit = job.file_mb << 20
+    found = set()
+    for d in details:
+        path = run_file(private, "out", d["rank"])
+        size = path.stat().st_size if path.exists() else 0
+        if size >= limit or FLOOD in d.get("message", "") or FLOOD in read(private, "crash",
+                                                                              d["rank"]):
+            found.add(d["rank"])
+    return sorted(found)
+
+
 def summarize(test, ranks, job, records, forged, changed, reason, private, work):
     """Turn what the ranks left behind into one outcome and a message for the learner."""
     details, stuck = [], {}
@@ -85,11 +105,22 @@ def summarize(test, ranks, job, records, forged, changed, reason, private, work)
                         for w, r in stuck.items())
     on = f"rank {bad[0]['rank']}: " if bad and ranks > 1 else ""
 
-    if changed or forged:
+    replaced = [d for d in details if d["state"] == "tampered"]
+    if forged and job.trusted and not changed and not replaced:
+        return {**run, "outcome": "error",
+                "message": f"a result file the grader could not verify ({_ranks_text(forged)}); "
+                           f"without the sandbox any process of this user may have written it"}
+    if changed or forged or replaced:
         what = (f"changed the grader's test files ({', '.join(changed[:4])})" if changed else
-                f"wrote a result file the grader did not sign ({_ranks_text(forged)})")
+                replaced[0]["message"].removeprefix("your code ") if replaced else
+                f"wrote a result file the grader could not verify ({_ranks_text(forged)})")
         return {**run, "outcome": "tampered",
                 "message": f"your code {what}; this is not allowed, so the submission scores 0"}
+    flooded = _flooded(details, private, job)
+    if flooded:
+        return {**run, "outcome": "failed",
+                "message": f"{_ranks_text(flooded)} wrote more than {job.file_mb} MB of output "
+                           f"(it was cut there), so the test could not finish: print less"}
     if not missing and not bad:
         return {**run, "outcome": "passed", "message": ""}
     if bad and all(d["exc_type"] == "NotImplementedError" and _in_answers(d["where"]) for d in bad):

@@ -26,6 +26,9 @@ and bytes):
 - ``schedules``            lesson 5: learning-rate and batch-size schedules for large batches
 - ``p2p``                  lesson 7: send/recv of variables whose gradients flow back
 - ``model_parallel``       lesson 7: the translator split over two ranks, encoder and decoder
+- ``overlap``              lesson 9: gradient buckets allreduced while backward runs (the fast
+                           path of ``optimizer``: ``overlap=True``)
+- ``slowlink``             lesson 9: a communicator whose allreduce takes alpha + n beta
 """
 from dlhack.parallel.communicator import Communicator, create_communicator
 from dlhack.parallel.evaluator import create_multi_node_evaluator, gather_corpus_bleu

@@ -4,6 +4,9 @@
     optimizer.setup(model)
     optimizer.update(lossfun, *args)    # or loss.backward(); optimizer.update()
 
+    optimizer = create_multi_node_optimizer(chainer.optimizers.Adam(), comm, overlap=True)
+    optimizer.update(lossfun, *args)    # the allreduce runs in buckets during backward
+
 Data parallelism in three moves, all in ``update``:
 
 1. The first time (and whenever a lazily initialised link gets its weights) the root's
@@ -33,18 +36,28 @@ Cost, for a model of ``n`` parameters in ``m`` arrays (itemsize ``s``) on ``p`` 
   again (and runs its forward and backward twice).
 - with GPUs, our communicator also copies the ``n`` gradients to the host and back per step.
 
-Lesson: "The multi-node optimizer".
+Two paths, side by side. The naive one (the default, described above): the whole backward
+pass, then one blocking allreduce; communication and computation take turns. The overlapped
+one (``overlap=True``, ``dlhack.parallel.overlap``): gradients are summed in buckets of about
+``bucket_bytes`` by nonblocking allreduces started while backward is still running, so the
+last layers' gradients travel while the first layers' are computed. Same result, same bytes,
+in more messages; it needs the loss-function path, ``update(lossfun, *args)`` (which the
+Trainer's ``StandardUpdater`` uses), and always zero-fills.
+
+Lesson: "The multi-node optimizer"; the overlapped path: lesson 9, "Hiding communication".
 """
+from dlhack.parallel.overlap import BUCKET_BYTES, BucketedMeanGrad
 
 
 class _MultiNodeOptimizer:
     """Wraps a Chainer optimizer; every attribute it does not define comes from that one."""
 
-    def __init__(self, actual_optimizer, comm, zero_fill=True):
+    def __init__(self, actual_optimizer, comm, zero_fill=True, overlap=None):
         # object.__setattr__: our own __setattr__ forwards to the wrapped optimizer.
         object.__setattr__(self, "actual_optimizer", actual_optimizer)
         object.__setattr__(self, "comm", comm)
         object.__setattr__(self, "zero_fill", zero_fill)
+        object.__setattr__(self, "overlap", overlap)  # a BucketedMeanGrad, or None: naive
         object.__setattr__(self, "_layout", None)  # which parameters existed at the last bcast
 
     def setup(self, link):
@@ -56,6 +69,9 @@ class _MultiNodeOptimizer:
         """One data-parallel step; ``lossfun(*args, **kwds)`` as in ``chainer.Optimizer.update``."""
         target = self.actual_optimizer.target
         self._bcast_if_new_parameters(target)
+        if self.overlap is not None:
+            self._update_overlapped(target, lossfun, args, kwds)
+            return
         if lossfun is not None:
             self._backward(target, lossfun, args, kwds)
             if self._bcast_if_new_parameters(target):
@@ -63,6 +79,18 @@ class _MultiNodeOptimizer:
                 # take the gradients again, at the root's weights.
                 self._backward(target, lossfun, args, kwds)
         self.comm.multi_node_mean_grad(target, self.zero_fill)
+        self.actual_optimizer.update()
+
+    def _update_overlapped(self, target, lossfun, args, kwds):
+        if lossfun is None:
+            raise TypeError("overlap=True averages the gradients while backward runs, so it "
+                            "needs update(lossfun, *args); call it that way, or wrap the "
+                            "optimizer without overlap")
+        loss = lossfun(*args, **kwds)
+        if self._bcast_if_new_parameters(target):
+            loss = lossfun(*args, **kwds)  # the forward pass again, at the root's new weights
+        self.overlap.backward(target, loss, getattr(self.actual_optimizer, "_loss_scale", None))
+        del loss
         self.actual_optimizer.update()
 
     def _backward(self, target, lossfun, args, kwds):
@@ -87,7 +115,8 @@ class _MultiNodeOptimizer:
         setattr(self.actual_optimizer, name, value)
 
 
-def create_multi_node_optimizer(actual_optimizer, comm, zero_fill=True):
+def create_multi_node_optimizer(actual_optimizer, comm, zero_fill=True, overlap=False,
+                                bucket_bytes=BUCKET_BYTES):
     """Wrap a Chainer optimizer so that ``update`` averages gradients over ranks first.
 
     Args:
@@ -96,8 +125,14 @@ def create_multi_node_optimizer(actual_optimizer, comm, zero_fill=True):
             ``multi_node_mean_grad`` only).
         zero_fill: give unused parameters a zero gradient, so every rank sends the same
             layout even when a step does not touch some link.
+        overlap: average the gradients in buckets while backward runs (``overlap``); needs
+            ``update(lossfun, *args)`` and ``zero_fill=True``.
+        bucket_bytes: with ``overlap``, a bucket closes once it holds this many bytes.
 
     Returns:
         The wrapper; call ``setup(model)`` on it as on the optimizer it wraps.
     """
-    return _MultiNodeOptimizer(actual_optimizer, comm, zero_fill)
+    if overlap and not zero_fill:
+        raise ValueError("overlap=True needs zero_fill=True: every rank must send every bucket")
+    hook = BucketedMeanGrad(comm, bucket_bytes) if overlap else None
+    return _MultiNodeOptimizer(actual_optimizer, comm, zero_fill, hook)

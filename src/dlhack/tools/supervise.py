@@ -59,7 +59,9 @@ for name, value, extra in zip(names, sys.argv[1:4], (0, 2, 0)):
 os.execvp(sys.argv[4], sys.argv[4:])
 """
 
-Process = namedtuple("Process", "ppid cmdline cwd environ")  # bytes, as /proc gives them
+# ppid and nspid (the pid in the process's own PID namespace) as ints; the rest bytes, as /proc
+# gives them.
+Process = namedtuple("Process", "ppid cmdline cwd environ nspid")
 
 
 def wrap(cmd, run_dir, wrapper=WRAPPER):
@@ -87,7 +89,7 @@ def install_wrapper(folder):
 
 
 def start(cmd, run_dir, n=None, *, wrapper=WRAPPER, mpiexec=None, cwd=None, env=None,
-          threads=None, limits=None, folders=()):
+          threads=None, limits=None, folders=(), prefix=()):
     """Start ``cmd`` on ``n`` ranks under mpiexec, each inside rankwrap.py; returns a Job.
 
     Args:
@@ -104,6 +106,9 @@ def start(cmd, run_dir, n=None, *, wrapper=WRAPPER, mpiexec=None, cwd=None, env=
         limits: ``(address space bytes, CPU seconds, file bytes)`` for every process, or None.
         folders: more folders that the job's processes name in their command line or use as
             working directory (the grader's work folder); the kill sweep looks for them.
+        prefix: a command that runs the whole job inside it, e.g. the grader's sandbox
+            (``bwrap ... --``). A rank's pid file then holds its pid in the sandbox's PID
+            namespace; ``Job.pids`` maps it back.
     """
     argv = wrap(list(cmd), run_dir, wrapper)
     env = without_launcher(os.environ if env is None else env)
@@ -114,6 +119,7 @@ def start(cmd, run_dir, n=None, *, wrapper=WRAPPER, mpiexec=None, cwd=None, env=
     env.update({MARK: str(run_dir), "PYTHONUNBUFFERED": "1"})  # prints reach files before a kill
     if limits is not None:
         argv = [sys.executable, "-S", "-c", LIMITS, *map(str, limits), *argv]
+    argv = [*map(str, prefix), *argv]
     with open(run_file(run_dir, "out"), "wb") as out:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
@@ -134,7 +140,8 @@ def process_table():
         if state == "Z":
             continue  # a zombie can neither dump nor be killed, and has no children left
         table[int(entry.name)] = Process(int(ppid), cmdline, _readlink(Path(entry.path, "cwd")),
-                                         _read_bytes(Path(entry.path, "environ")))
+                                         _read_bytes(Path(entry.path, "environ")),
+                                         _nspid(entry.path, int(entry.name)))
     return table
 
 
@@ -175,9 +182,21 @@ class Job:
         return found
 
     def pids(self):
-        """``{rank: pid}`` of the ranks whose pid file names a live process of this job."""
-        members = self.members(process_table())
-        return {rank: pid for rank, pid in pid_files(self.run_dir).items() if pid in members}
+        """``{rank: pid}`` of the ranks whose pid file names a live process of this job.
+
+        The pid is this machine's: a rank in a PID namespace of its own (a sandbox) writes the
+        namespace's pid, which only a member of this job can carry as its ``NSpid``.
+        """
+        table = process_table()
+        members = self.members(table)
+        inner = {table[pid].nspid: pid for pid in members if table[pid].nspid != pid}
+        found = {}
+        for rank, pid in pid_files(self.run_dir).items():
+            if pid in inner:
+                found[rank] = inner[pid]
+            elif pid in members:
+                found[rank] = pid
+        return found
 
     def stacks(self, ranks=None, wait_s=DUMP_WAIT_S):
         """Ask ``ranks`` (default: all) for their Python stacks; returns ``{rank: dump}``.
@@ -229,6 +248,17 @@ class Job:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+
+
+def _nspid(proc_dir, pid):
+    """The process's pid in its innermost PID namespace (``NSpid`` in /proc/PID/status)."""
+    try:
+        for line in Path(proc_dir, "status").read_text().splitlines():
+            if line.startswith("NSpid:"):
+                return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return pid
 
 
 def _inside(path, folder):

@@ -18,7 +18,10 @@ def check(submission, comm, shard, everything):
     if abs(got - want) > 1e-9:
         mean_of_means = float(np.mean([m for m in means if m is not None]))
         hint = ""
-        if abs(got - mean_of_means) < 1e-9:
+        if len(shard) and abs(got - float(np.mean(shard))) < 1e-9:
+            hint = (": that is this rank's own mean; the mean is over every rank's values "
+                    "together, the same on every rank")
+        elif abs(got - mean_of_means) < 1e-9:
             hint = (": that is the mean of the ranks' means, which weighs a value of a small "
                     "shard more; add up sums and counts over the ranks, then divide once")
         pytest.fail(f"got {got}, expected {want}{hint}", pytrace=False)

