@@ -6,77 +6,72 @@ grader's temporary folders, or create new files whose names start with ``zz_dlha
 (which test_attacks.py looks for and removes): never damage the machine or the checkout.
 Every sleep length here (``31x.xxx``) is unique, so a test can find a survivor by its command.
 """
-# Folders of the grader's runs that this process can see (none but its own in the sandbox).
-FIND_RUNS = '''
+# A daemon: double-forked, in a new session, at /, as a fresh Python whose command line and
+# environment name no folder of the run (so that no sweep by name or mark can find it). Its
+# code sees the grader's temporary folder as TMP and its own run's folder as MINE.
+DAEMON = '''
 import os
+import sys
 import tempfile
-
-
-def _grader_runs():
-    found = []
-    for top, dirs, _ in os.walk(tempfile.gettempdir()):
-        if top.count(os.sep) > 9:
-            dirs[:] = []
-        elif "dlhack-grade-" in top and os.path.basename(top).startswith(("run-", "p-")):
-            found.append(top)
-            dirs[:] = []
-    return found
 
 
 def _own_run():
     for entry in open("/proc/self/environ", "rb").read().split(b"\\0"):
         if entry.startswith(b"DLHACK_GRADE_DIR="):
             return entry.split(b"=", 1)[1].decode()
-    return None
+    return ""
 
 
-def _daemon(work):
-    """Run work() in a double-forked daemon: new session, at /, environment cleared."""
+def _daemon(code):
+    env = {"TMP": tempfile.gettempdir(), "MINE": _own_run()}
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
             os.chdir("/")
-            os.environ.clear()
-            try:
-                work()
-            finally:
-                os._exit(0)
+            os.execve(sys.executable, [sys.executable, "-c", code], env)
         os._exit(0)
 '''
-# 1. Sabotage: a daemon writes badly signed result files into every other run it can find.
-SABOTEUR = FIND_RUNS + '''
-import json
+# Folders of the grader's runs that the daemon can see (none but its own in the sandbox).
+FIND_RUNS = '''
+import os
 import time
 
-_mine = _own_run()
+_tmp, _mine = os.environ["TMP"], os.environ["MINE"]
 
 
-def _sabotage():
-    end = time.time() + 40
-    while time.time() < end:
-        for folder in _grader_runs():
-            for rank in range(4):
-                path = os.path.join(folder, f"result.{rank}.json")
-                if folder != _mine and not os.path.exists(path):
-                    try:
-                        with open(path, "w") as f:
-                            json.dump({"rank": rank, "outcome": "failed", "mac": "0" * 64}, f)
-                    except OSError:
-                        pass
-        time.sleep(0.1)
-
-
-_daemon(_sabotage)
+def _grader_runs():
+    found = []
+    for top, dirs, _ in os.walk(_tmp):
+        if top.count(os.sep) > 9:
+            dirs[:] = []
+        elif "dlhack-grade-" in top and os.path.basename(top).startswith(("run-", "p-")):
+            found.append(top)
+            dirs[:] = []
+    return found
 '''
+# 1. Sabotage: a daemon writes badly signed result files into every other run it can find.
+SABOTEUR = DAEMON + "\n_daemon(" + repr(FIND_RUNS + '''
+import json
+
+end = time.time() + 40
+while time.time() < end:
+    for folder in _grader_runs():
+        for rank in range(4):
+            path = os.path.join(folder, f"result.{rank}.json")
+            if folder != _mine and not os.path.exists(path):
+                try:
+                    with open(path, "w") as f:
+                        json.dump({"rank": rank, "outcome": "failed", "mac": "0" * 64}, f)
+                except OSError:
+                    pass
+    time.sleep(0.1)
+''') + ")\n"
 # 2. Forgery from outside: a daemon signs passing records for other runs' ranks, with their
 # key files if it finds any, and with what their environment and command line say.
-FORGER = FIND_RUNS + '''
+FORGER = DAEMON + "\n_daemon(" + repr(FIND_RUNS + '''
 import hashlib
 import hmac
 import json
-import time
-
-_mine = _own_run()
 
 
 def _env(pid):
@@ -88,34 +83,30 @@ def _env(pid):
     return dict(e.decode(errors="ignore").split("=", 1) for e in raw if b"=" in e), cmd
 
 
-def _forge():
-    end = time.time() + 40
-    while time.time() < end:
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            env, cmd = _env(pid)
-            if (not env or env.get("DLHACK_GRADE_DIR", _mine) == _mine
-                    or not env["DLHACK_GRADE_DIR"].startswith(tempfile.gettempdir())):
-                continue
-            folder, rank = env["DLHACK_GRADE_DIR"], int(env.get("PMI_RANK", 0))
-            record = {"rank": rank, "size": int(env.get("PMI_SIZE", 1)), "outcome": "passed",
-                      "nodeid": cmd[-2].decode() if len(cmd) > 1 else "", "message": "",
-                      "run_id": env.get("DLHACK_RUN_ID", "")}
-            try:
-                key = open(os.path.join(folder, f"key.{rank}"), "rb").read()
-                body = json.dumps(record, sort_keys=True).encode()
-                record["mac"] = hmac.new(key, body, hashlib.sha256).hexdigest()
-            except OSError:
-                pass
-            try:
-                with open(os.path.join(folder, f"result.{rank}.json"), "w") as f:
-                    json.dump(record, f)
-            except OSError:
-                pass
-        time.sleep(0.05)
-
-
-_daemon(_forge)
-'''
+end = time.time() + 40
+while time.time() < end:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        env, cmd = _env(pid)
+        if (not env or "PMI_RANK" not in env or env.get("DLHACK_GRADE_DIR", _mine) == _mine
+                or not env["DLHACK_GRADE_DIR"].startswith(_tmp)):
+            continue
+        folder, rank = env["DLHACK_GRADE_DIR"], int(env.get("PMI_RANK", 0))
+        record = {"rank": rank, "size": int(env.get("PMI_SIZE", 1)), "outcome": "passed",
+                  "nodeid": cmd[-2].decode() if len(cmd) > 1 else "", "message": "",
+                  "run_id": env.get("DLHACK_RUN_ID", "")}
+        try:
+            key = open(os.path.join(folder, f"key.{rank}"), "rb").read()
+            body = json.dumps(record, sort_keys=True).encode()
+            record["mac"] = hmac.new(key, body, hashlib.sha256).hexdigest()
+        except OSError:
+            pass
+        try:
+            with open(os.path.join(folder, f"result.{rank}.json"), "w") as f:
+                json.dump(record, f)
+        except OSError:
+            pass
+    time.sleep(0.05)
+''') + ")\n"
 # 3a. The key from a frame of the rank, to sign a passing record, then leave.
 FRAME_KEY = '''
 import hashlib

@@ -40,6 +40,9 @@ EXPECT = {
     "pytest_exit": ("error", 0, "raised Exit: planted: stop here"),
 }
 CLASS = list(EXPECT)
+# The class in the normal suite: ten learners, one of each attack the sandbox alone stops, and
+# correct and wrong answers beside them; the slow test takes every plant three times.
+SMALL_CLASS = [name for name in CLASS if name not in ("frame_key", "poison")]
 
 
 def path_of(name):
@@ -132,17 +135,17 @@ def grade_class(folder, tmp_path, capsys):
     return status, {os.path.basename(r["submission"])[:-6]: r for r in results}, out
 
 
-def class_folder(tmp_path, copies):
+def class_folder(tmp_path, copies, names):
     folder = tmp_path / "02_collectives"
     folder.mkdir()
     for k in range(copies):
-        for name in CLASS:
+        for name in names:
             shutil.copyfile(path_of(name), folder / f"{name}-{k}.ipynb")
     return folder
 
 
-def check_class(results, copies):
-    assert len(results) == copies * len(CLASS)
+def check_class(results, count):
+    assert len(results) == count
     wrong = {}
     for learner, result in results.items():
         name = learner.rsplit("-", 1)[0]
@@ -152,24 +155,25 @@ def check_class(results, copies):
 
 
 def test_a_class_folder_grades_each_learner_as_alone(tmp_path, capsys, no_poison):
-    folder = class_folder(tmp_path, 1)
+    folder = class_folder(tmp_path, 1, SMALL_CLASS)
     status, results, out = grade_class(folder, tmp_path, capsys)
     assert status == 0, "a folder that was graded in full exits 0, whatever the scores"
-    check_class(results, 1)
+    check_class(results, len(SMALL_CLASS))
     rows = (out / "class.csv").read_text().splitlines()
     assert rows[0] == "learner,lab,status,score,max_score,allreduce_naive"
     assert "gc_recorder-0,02_collectives,tampered,0,3,0/3" in rows
     page = (out / "class.html").read_text()
-    assert "<td>test_sum_matches_serial</td><td>8 / 12</td>" in page
+    assert "<td>test_sum_matches_serial</td><td>6 / 10</td>" in page
     assert gone_within(5, lambda: survivors(tmp_path) or sleeping(attacks.ESCAPE_TAGS))
 
 
 @pytest.mark.slow
 def test_a_class_of_36_grades_each_learner_as_alone(tmp_path, capsys, no_poison):
-    folder = class_folder(tmp_path, 3)
+    folder = class_folder(tmp_path, 3, CLASS)
     start = time.monotonic()
     status, results, _ = grade_class(folder, tmp_path, capsys)
-    print(f"graded {len(results)} submissions in {time.monotonic() - start:.0f} s")
+    with capsys.disabled():
+        print(f"\ngraded {len(results)} submissions in {time.monotonic() - start:.0f} s")
     assert status == 0
-    check_class(results, 3)
+    check_class(results, 3 * len(CLASS))
     assert gone_within(5, lambda: survivors(tmp_path) or sleeping(attacks.ESCAPE_TAGS))

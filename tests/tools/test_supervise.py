@@ -4,6 +4,7 @@ The same module runs ``dlhack run`` and the grader; tests/grade/test_one_supervi
 both users side by side.
 """
 import io
+import shutil
 import subprocess
 import sys
 import time
@@ -128,3 +129,24 @@ def test_a_crash_is_read_from_its_own_file(tmp_path):
     assert "rank 0 crashed: Fatal Python error: Aborted in step (crash.py:5)" in text
     assert f'[0]   File "{script}", line 5 in step' in text
     assert "failed without a Python traceback" not in text
+
+
+@pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap (apt-get install bubblewrap)")
+def test_a_job_in_a_pid_namespace_is_signalled_by_its_pids_here(scripts, tmp_path, running):
+    """With ``prefix`` (the grader's sandbox), a rank's pid file holds its pid in the namespace;
+    the supervisor maps it to this machine's pid, dumps the stacks there, and the kill ends it."""
+    prefix = ["bwrap", "--unshare-user", "--unshare-pid", "--die-with-parent", "--dev-bind", "/",
+              "/", "--proc", "/proc", "--"]
+    job = supervise.start([sys.executable, str(scripts / "deadlock.py")], tmp_path, n=2,
+                          prefix=prefix)
+    try:
+        wait_for(lambda: len(job.pids()) == 2)
+        written = {int(run_file(tmp_path, "pid", r).read_text()) for r in (0, 1)}
+        assert not written & set(job.pids().values()), "the pids here are not the namespace's"
+        wait_for(lambda: all("starts" in run_file(tmp_path, "out", r).read_text() for r in (0, 1)))
+        time.sleep(0.3)
+        dumps = job.stacks()
+    finally:
+        job.kill()
+    assert where(dumps[0]) == "is waiting in comm.recv (deadlock.py:7)"
+    wait_for(lambda: running(str(tmp_path)) == [], seconds=5)

@@ -1,23 +1,28 @@
 """The autograder for the labs: graded tests under mpiexec, one process group per test.
 
     dlhack grade SUBMISSION.ipynb [--json FILE] [--junit FILE]   # cli.py
+    dlhack grade FOLDER/ --csv class.csv --html class.html     # the class report
     dlhack labs generate | check                                 # labs.py
     dlhack.grade.check("02_collectives", "allreduce_ring")       # in a lab's check cell
 
 Modules, in the order a grading goes through them:
 
 - ``plan``      where tests/labs lives; each test's rank counts, points and timeout
+- ``intake``    can the notebook be graded (format 4, a Python kernel), and for which lab
 - ``notebook``  the learner's answer cells (from a file or a live kernel) as one module
 - ``harness``   every (test, rank count) run, in parallel; points added up
 - ``runner``    one run under mpiexec with limits and a timeout; the threat model
-- ``rank.py``   the grader's part of each rank (key, barrier, pytest, signed record); it runs
+- ``sandbox``   the bubblewrap sandbox each run is sealed in
+- ``rank.py``   the grader's part of each rank (snapshot, barrier, pytest, record); it runs
                 inside ``dlhack.tools.rankwrap``, and never imports dlhack
+- ``guard``     what rank.py snapshots before learner code runs and checks after
 - ``verdict``   what the ranks left behind, as an outcome and a message
+- ``report``    feedback text, JSON and JUnit XML
+- ``classreport`` a class at a glance for mentors: CSV and a small HTML page
+- ``checkcell`` ``check`` and ``export``, for lab notebooks
 
 Starting the ranks, their stack dumps and the kill sweep are ``dlhack.tools.supervise``'s, the
 supervisor ``dlhack run`` uses too; stack dumps are read by ``dlhack.tools.stacks``.
-- ``report``    feedback text, JSON and JUnit XML
-- ``checkcell`` ``check`` and ``export``, for lab notebooks
 
 How to add a lab: tests/labs/README.md.
 """

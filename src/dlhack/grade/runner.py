@@ -41,8 +41,9 @@ Threat model. Submissions are untrusted; learners may attack the grader and each
 What remains possible, honestly: learner code runs in the same process as the test that checks
 it, so code determined enough (ctypes, rewriting the snapshot, writing its own record and
 exiting) can still make that rank report a pass; the comparison is not yet done outside that
-process. It can use the CPU time, memory and tmpfs space the limits give it, and read what the
-sandbox shows (the project without solutions). When the grader runs as root the sandbox's
+process. It can use the CPU time, memory and tmpfs space the limits give it (the run's folder on disk
+is bounded per file, 64 MB, not in total), and read what the sandbox shows (the project
+without solutions). When the grader runs as root the sandbox's
 nobody is root on the host files it can see (read-only). With ``trusted=True`` (``--trusted``:
 a learner grading their own notebook; the lab's check cells) there is no sandbox at all: learner
 code runs as the grader's user, and only the checks above stand.

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 NOBODY = "65534"
-TMPFS_MB = 256  # each private tmpfs (/tmp, /dev/shm, the working folder)
+TMPFS_MB = 128  # each private tmpfs (/tmp, /dev/shm, the working folder)
 # /sys only for reading the CPU topology (hwloc in MPICH), read-only like the rest.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
 MASKED = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
@@ -120,6 +120,8 @@ def command(paths, tmpfs_mb=TMPFS_MB):
         origin = Path(paths.origin).resolve()
         if root in origin.parents and not any(origin in Path(p).parents for p in _prefixes()):
             args += ["--tmpfs", str(origin)]  # the other submissions beside this one
+    package = str(Path(__file__).resolve().parents[2])  # the dlhack the ranks import (src/)
+    args += ["--ro-bind", package, package]
     launcher = str(Path(paths.mpiexec).resolve().parent)
     args += ["--ro-bind", launcher, launcher, "--ro-bind", str(paths.bin), str(paths.bin),
              "--ro-bind", str(paths.tests), str(paths.tests),
