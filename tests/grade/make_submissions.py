@@ -25,19 +25,22 @@ WRONG_MEAN = '''
         start += g.size
     return out
 '''
-# Recursive doubling: exchange with rank ^ d. Right at 1, 2 and 4 ranks; at 3, rank 1 never
-# hears from rank 2 (its partner 3 does not exist) and silently returns a partial sum.
+# A ring whose allgather thinks in pairs of ranks: right at 1, 2 and 4 ranks; at 3 it runs one
+# step short, and one chunk never reaches every rank.
 ODD_RANKS = '''
-    total = np.array(x, copy=True)
-    buf = np.empty_like(total)
-    d = 1
-    while d < comm.size:
-        partner = comm.rank ^ d
-        if partner < comm.size:
-            comm.Sendrecv(total, dest=partner, recvbuf=buf, source=partner)
-            total += buf
-        d *= 2
-    return total
+    rank, size = comm.rank, comm.size
+    flat = np.array(x, copy=True).ravel()
+    chunks = np.array_split(flat, size)
+    right, left = (rank + 1) % size, (rank - 1) % size
+    for step in range(size - 1):  # reduce-scatter
+        send, recv = (rank - step) % size, (rank - step - 1) % size
+        buf = np.empty_like(chunks[recv])
+        comm.Sendrecv(chunks[send], dest=right, recvbuf=buf, source=left)
+        chunks[recv] += buf
+    for step in range(2 * (size // 2) - 1):  # planted: allgather steps for an even ring only
+        send, recv = (rank - step + 1) % size, (rank - step) % size
+        comm.Sendrecv(chunks[send], dest=right, recvbuf=chunks[recv], source=left)
+    return flat.reshape(np.shape(x))
 '''
 DEADLOCK = '''
     total = np.array(x, copy=True)

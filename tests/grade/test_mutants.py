@@ -85,8 +85,11 @@ def fast_set():
 
 def cases():
     fast = fast_set()
-    return [pytest.param(p.relative_to(MUTANTS).as_posix(), id=p.relative_to(MUTANTS).as_posix()[:-3],
-                         marks=[] if p in fast else [pytest.mark.slow]) for p in mutant_files()]
+    params = []
+    for path in mutant_files():
+        rel = path.relative_to(MUTANTS).as_posix()
+        params.append(pytest.param(rel, id=rel[:-3], marks=[] if path in fast else [pytest.mark.slow]))
+    return params
 
 
 @pytest.fixture(scope="module")
@@ -96,12 +99,14 @@ def graded(request):
                      if item.module is request.module and hasattr(item, "callspec")
                      and "mutant" in item.callspec.params})
     parsed = {rel: parse(MUTANTS / rel) for rel in wanted}
-    controls = any(MUTANTS / rel not in fast_set() for rel in wanted)  # the full set only
+    fast = fast_set()
+    controls = any(MUTANTS / rel not in fast for rel in wanted)  # the full set only
     jobs = {}
     for rel, (lab, exercise, _, _, _, source) in parsed.items():
         jobs[rel] = (lab, exercise, source)
         if controls:  # the unchanged solution, once per exercise
             jobs.setdefault(f"{lab}/{exercise}", (lab, exercise, None))
+    # Rank slots shared by every grading: by default the grader's (the core count, at least 4).
     slots = Slots(int(os.environ.get("DLHACK_MUTANT_SLOTS", "0")) or None)
     notebooks = {lab: solution_notebook(lab) for lab, _, _ in jobs.values()}
     plans = {lab: load_plan(lab) for lab in notebooks}  # collected once, before the threads
@@ -157,6 +162,8 @@ def test_mutant_files_are_well_formed():
         solution = [c for c in solution_notebook(lab)["cells"]
                     if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == exercise]
         assert len(solution) == 1, f"{path}: no answer cell with grade_id {exercise}"
+        body = source.split("\n", 3 if parse(path)[4] else 2)[-1]
+        assert body.strip() != "".join(solution[0]["source"]).strip(), f"{path}: is the solution"
 
 
 def test_every_exercise_has_enough_mutants():

@@ -91,7 +91,7 @@ def _verdict(base, status, message, start):
 
 
 def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slots=None,
-          workdir=None, trusted=False, origin=None):
+          workdir=None, trusted=False, origin=None, progress=None):
     """Run the graded tests of ``plan`` on a ``notebook.Submission``; returns the result dict.
 
     Args:
@@ -105,6 +105,8 @@ def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slo
         trusted: run without the sandbox (``sandbox.py``): only for a learner's own work. By
             default a machine without one raises LabError rather than grade untrusted code.
         origin: the folder the submission came from, hidden from the sandbox (its neighbours).
+        progress: called as ``progress(test, ranks, run)`` as each run ends (from a worker
+            thread), e.g. to print a line per run in a check cell.
 
     Raises:
         LabError: the sandbox cannot be made here and ``trusted`` is not set.
@@ -134,7 +136,11 @@ def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slo
                 reason = stopped(test)  # checked again: an earlier run may have ended meanwhile
                 run = None if reason else run_case(test, ranks, job)
         if reason:
-            return {"ranks": ranks, "outcome": "not_run", "message": reason}
+            run = {"ranks": ranks, "outcome": "not_run", "message": reason}
+        if progress is not None:
+            progress(test, ranks, run)
+        if reason:
+            return run
         with lock:
             if run["outcome"] == "tampered":
                 stops[None] = "not run: the submission tampered with the grader's files"

@@ -21,8 +21,10 @@ gradients are summed while the first layers' are still being computed (PyTorch's
 3. During backward, this ``FunctionHook``'s ``backward_postprocess`` counts down each
    parameter's consumers. When every parameter of a bucket is complete, and every bucket
    before it has started, the bucket's sum starts with a nonblocking ``Iallreduce``. MPICH
-   moves a nonblocking collective forward only inside MPI calls, so the hook also calls
-   ``Test`` on the buckets in flight after every function node.
+   moves a nonblocking collective forward only inside MPI calls (on every rank), so the hook
+   also calls ``Test`` on the buckets in flight after every function node. A long node (a
+   fast-LSTM layer) still stalls it; ``MPIR_CVAR_ASYNC_PROGRESS=1`` gives MPICH a progress
+   thread, which needs a core to spare.
 4. After backward, ``finish`` starts what is left, waits for every bucket, divides by ``size``
    and writes the mean into every ``param.grad``: the same result as ``multi_node_mean_grad``
    with ``zero_fill=True`` (a parameter unused on a rank adds zeros).

@@ -6,15 +6,18 @@
 
 Two ranks on one machine talk through shared memory, so communication is almost free and
 hiding it gains little. ``SlowLink`` wraps a communicator and makes each allreduce of ``n``
-bytes take at least ``alpha + n * beta`` seconds (lesson 2's alpha-beta model: ``alpha`` the
-latency in seconds, ``beta`` seconds per byte), as if the ranks sat on a slow network:
+bytes take ``alpha + n * beta`` seconds more (lesson 2's alpha-beta model: ``alpha`` the
+latency in seconds, ``beta`` seconds per byte), as if the ranks sat on a slow network. A
+message goes on the simulated wire once every rank has handed in its part, that is when the
+real allreduce has completed, and the wire carries one message at a time (one sent while
+another is on the wire starts when that one arrives):
 
 - the blocking ``multi_node_mean_grad`` (the naive path) reduces for real, then sleeps until
-  ``alpha + n * beta`` have passed since it was called: the rank does nothing meanwhile;
+  the message arrives: the rank does nothing meanwhile;
 - the nonblocking ``iallreduce`` (the overlapped path) starts the real ``Iallreduce`` and
-  returns at once; its request reports completion only when the link would have delivered
-  the message. The link carries one message at a time: a message sent while another is on
-  the wire starts when that one arrives. Meanwhile the rank computes; only ``Wait`` sleeps.
+  returns at once; its request puts the message on the wire when it first sees the real one
+  complete (at a ``Test`` or ``Wait``), and reports completion only once it has arrived.
+  Meanwhile the rank computes; only ``Wait`` sleeps.
 
 So no thread is needed: the link is a clock (``link_free``, when the wire is next idle), and
 the simulated transfer runs "in the background" exactly as a network card's would. Both paths
@@ -74,9 +77,8 @@ class SlowLink:
         """The wrapped communicator's, lasting at least ``alpha + n * beta`` (blocking)."""
         nbytes = sum(param.array.nbytes for _, param in model.namedparams()
                      if param.array is not None and (zero_fill or param.grad is not None))
-        arrival = self._send(nbytes)
-        self.comm.multi_node_mean_grad(model, zero_fill)
-        self._sleep_until(arrival)
+        self.comm.multi_node_mean_grad(model, zero_fill)  # returns once every rank is in
+        self._sleep_until(self._send(nbytes))
 
     def allreduce_grad(self, model, zero_fill=False):
         """ChainerMN's older name for ``multi_node_mean_grad``."""
@@ -85,20 +87,32 @@ class SlowLink:
     def iallreduce(self, buffer):
         """Start summing ``buffer`` in place (nonblocking); the request completes on arrival."""
         request = self.comm.mpi_comm.Iallreduce(MPI.IN_PLACE, buffer)
-        return SlowRequest(request, self._send(buffer.nbytes), self)
+        return SlowRequest(request, buffer.nbytes, self)
 
 
 class SlowRequest:
-    """A request that is complete when MPI's is and the simulated message has arrived."""
+    """A request that is complete when MPI's is and the simulated message has then arrived."""
 
-    def __init__(self, request, arrival, link):
-        self.request, self.arrival, self.link = request, arrival, link
+    def __init__(self, request, nbytes, link):
+        self.request, self.nbytes, self.link = request, nbytes, link
+        self.arrival = None  # set when the real allreduce is first seen complete
+
+    def _on_wire(self, block):
+        """Whether the message is on the wire; it goes once the real allreduce is complete
+        (waited for if ``block``)."""
+        if self.arrival is None:
+            if block:
+                self.request.Wait()
+            elif not self.request.Test():
+                return False
+            self.arrival = self.link._send(self.nbytes)
+        return True
 
     def Test(self):  # mpi4py's names, so the hook calls MPI's requests and these alike
         """True once complete; never blocks (and drives MPI's progress, as MPI's Test does)."""
-        return self.request.Test() and self.link.clock() >= self.arrival
+        return self._on_wire(block=False) and self.link.clock() >= self.arrival
 
     def Wait(self):
         """Block until complete."""
-        self.request.Wait()
+        self._on_wire(block=True)
         self.link._sleep_until(self.arrival)
