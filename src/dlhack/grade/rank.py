@@ -11,12 +11,12 @@ What every supervised rank needs comes from ``dlhack/tools/rankwrap.py``, the sa
 ``dlhack run``'s: the rank's output file, its pid file, SIGUSR1 stack dumps and fatal-signal
 dumps, ``MPI_Abort`` on an uncaught error. This script keeps what is the grader's own. Run mode,
 in order: take the run's folder (``DLHACK_GRADE_DIR``) and id (``DLHACK_RUN_ID``) out of the
-environment; import MPI, numpy and pytest and snapshot what a verdict rests on (``guard.py``,
-loaded from beside this file); wait at a barrier; run the test with pytest, which imports the
-learner's answers; check the snapshot again; write ``result.RANK.json`` with this rank, the
-size, the test and the run id, which the grader checks. There is no key: nothing secret is
-kept in a process that runs learner code (see the threat model in ``runner.py``). A test that
-learner code stopped (``KeyboardInterrupt``, ``pytest.exit``) failed; one whose checks were
+environment; import MPI, numpy and pytest; wait at a barrier; run the test with pytest, which
+snapshots what a verdict rests on (``guard.py``, loaded from beside this file) once it has
+collected the test and before the test imports the learner's answers; check the snapshot;
+write ``result.RANK.json`` with this rank, the size, the test and the run id, which the grader
+checks. There is no key: nothing secret is kept in a process that runs learner code (see the
+threat model in ``runner.py``). A test that learner code stopped (``KeyboardInterrupt``, ``pytest.exit``) failed; one whose checks were
 replaced, or whose outcome pytest and the recorder disagree on, was tampered with.
 """
 import importlib.util
@@ -79,6 +79,7 @@ class Recorder:
 
     def pytest_collection_finish(self, session):
         if self.guard is not None:  # the test modules are loaded now; the answers are not yet
+            self.guard.take()  # again: what collection imported (Chainer, numpy.testing) too
             self.guard.take_tests(self.root)
 
     def pytest_keyboard_interrupt(self, excinfo):
@@ -205,8 +206,7 @@ def run(root, nodeid):
 
     guard = load_guard().Guard()
     recorder = Recorder(guard, root)
-    guard.take()
-    guard.take_object("Recorder", Recorder)
+    guard.take_object("Recorder", Recorder)  # the rest once pytest has collected the test
     guard.take_object("rank.judge", judge)
     comm = MPI.COMM_WORLD
     rank, size = comm.rank, comm.size
