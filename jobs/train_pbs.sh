@@ -24,6 +24,7 @@ cd "${PBS_O_WORKDIR:-$PWD}"
 # module load cuda/12.4       # the site's names; CuPy 13 needs the CUDA 12.x toolkit
 . .venv/bin/activate          # or the site's MPI instead of the mpich wheel: jobs/README.md
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+export CHAINERMN_FORCE_ABORT_ON_EXCEPTION=1   # one rank's exception ends the job (lesson 8)
 export NCCL_DEBUG=WARN        # NCCL says why it fails; INFO shows the transport it chose
 
 # $PBS_NODEFILE lists each node once per mpiproc; hydra wants "host:ranks", in node order.

@@ -28,6 +28,7 @@ cd "${SLURM_SUBMIT_DIR:-$PWD}"
 # module load cuda/12.4       # the site's names; CuPy 13 needs the CUDA 12.x toolkit
 . .venv/bin/activate
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+export CHAINERMN_FORCE_ABORT_ON_EXCEPTION=1   # one rank's exception ends the job (lesson 8)
 export NCCL_DEBUG=WARN
 
 # Rank r uses GPU intra_rank, so every rank on a node must see all of the node's GPUs:

@@ -215,3 +215,19 @@ def test_a_straggler_shows_as_the_others_wait(mpi_comm, name):
     assert ms[straggler]["forward"] >= 1000 * (DELAY["forward"] + extra)
     for rank in range(comm.size - 1):  # everybody else waits for the straggler at the barrier
         assert ms[rank]["wait"] >= 0.75 * 1000 * extra, (rank, ms[rank])
+
+
+def test_profile_of_an_overlapped_run_charges_the_exposed_wait_to_allreduce(tmp_path):
+    """With overlap=True, backward holds what it hides; allreduce is the wait after backward."""
+    proc = subprocess.run(
+        ["mpiexec", "-n", "2", sys.executable, "-m", "dlhack.train", "--n-train", "200",
+         "--units", "16", "--layers", "1", "--batchsize", "16", "--n-eval", "8",
+         "--no-progress", "--iterations", "6", "--eval-every", "0", "--profile", "--overlap",
+         "--out", str(tmp_path)],
+        check=False, capture_output=True, text=True, timeout=180,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for rank in json.loads((tmp_path / "metrics.json").read_text())["profile"]["ranks"]:
+        ms = rank["ms"]
+        assert ms["backward"] > 0 and ms["forward"] > 0, ms
+        assert ms["wait"] == 0.0, ms  # no barrier: the buckets were already on their way

@@ -12,7 +12,7 @@ than it should be (lesson 6).
 """
 import os
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import chainer
 
@@ -122,9 +122,14 @@ class ProfilingUpdater(TimedUpdater):
 
         timed_forward = self._between(forward, "data", "forward")
         timed_update = self._between(actual.update, "allreduce", "optimizer")
+        # overlap=True: the buckets travel during backward, so "backward" includes the
+        # communication it hides and "allreduce" is only the wait left after backward.
+        hook = getattr(optimizer, "overlap", None)
+        exposed = (replaced(hook, "finish", self._between(hook.finish, "backward", "allreduce"))
+                   if hook is not None else nullcontext())
         with (replaced(self, "loss_func", timed_forward),
               replaced(self.comm, self.mean_grad, wait_then_allreduce),
-              replaced(actual, "update", timed_update)):
+              replaced(actual, "update", timed_update), exposed):
             self._last = time.perf_counter()
             super().update_core()  # the ordinary step, through the multi-node optimizer
 
