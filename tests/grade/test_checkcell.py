@@ -61,3 +61,14 @@ def test_a_check_prints_a_line_as_each_run_ends(capsys):
     assert {"at 1 rank", "at 2 ranks", "at 3 ranks", "at 4 ranks"} <= {
         " ".join(line.split(" (")[0].split()[-3:]) for line in runs}, out
     assert lines.index(runs[-1]) < lines.index("02_collectives: 3 / 3 points")
+
+
+def test_the_sandbox_is_skipped_only_for_a_learner_without_one(monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    monkeypatch.setattr(checkcell.sandbox, "unavailable", lambda: "no bwrap")
+    assert checkcell._trusted()
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")  # grading: the sandbox is a must
+    assert not checkcell._trusted()
+    monkeypatch.delenv("NBGRADER_EXECUTION")
+    monkeypatch.setattr(checkcell.sandbox, "unavailable", lambda: None)
+    assert not checkcell._trusted()
