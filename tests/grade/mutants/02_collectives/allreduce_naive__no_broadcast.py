@@ -1,5 +1,5 @@
 # MUTANT: rank 0 sums but never sends the sum back; the others keep their own array
-# EXPECT: own input
+# EXPECT: sends the sum once to every other rank
 import numpy as np
 
 
