@@ -12,16 +12,13 @@ import hashlib
 import json
 import os
 import pickle
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import MISSING_ANSWER
-
-from dlhack.tools.mpiexec import mpiexec_command, without_launcher
+from labjobs import launch
 
 HERE = Path(__file__).resolve().parent
 OBSERVE, SINGLE = HERE / "observe.py", HERE / "train_single.py"
@@ -156,30 +153,8 @@ def run_job(n, script, flags=(), args=ARGS, key=""):
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (folder / "status.json").exists():
             folder.mkdir(exist_ok=True)
-            _launch(n, argv, folder)
+            launch(n, [sys.executable, *argv], folder, JOB_TIMEOUT)
     return Job(folder, n)
-
-
-def _launch(n, argv, folder):
-    cmd, env = mpiexec_command(n, [sys.executable, *argv], env=without_launcher(os.environ))
-    log = folder / "output.txt"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        timed_out = False
-        try:
-            proc.wait(timeout=JOB_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            proc.send_signal(signal.SIGINT)  # mpiexec passes it on to the ranks, then exits
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-    status = {"rc": proc.returncode, "timed_out": timed_out,
-              "output": log.read_text(errors="replace")[-6000:]}
-    (folder / "status.json").write_text(json.dumps(status))
 
 
 def learner_job(submission, n, gpu=False):

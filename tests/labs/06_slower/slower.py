@@ -12,15 +12,12 @@ import fcntl
 import hashlib
 import json
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import MISSING_ANSWER
-
-from dlhack.tools.mpiexec import THREAD_VARIABLES, mpiexec_command, without_launcher
+from labjobs import launch
 
 HERE = Path(__file__).resolve().parent
 WATCH = HERE / "watch.py"
@@ -114,31 +111,8 @@ def run_job(n, text, gpu=False):
             (folder / SCRIPT).write_text(text)
             argv = [sys.executable, str(WATCH), str(folder), *flags, "--", str(folder / SCRIPT),
                     *map(str, args), "--out", f"{folder}/out{{rank}}"]
-            _launch(n, argv, folder)
+            launch(n, argv, folder, JOB_TIMEOUT, keep_threads=False)
     return Job(folder, n)
-
-
-def _launch(n, argv, folder):
-    cmd, env = mpiexec_command(n, argv, env=without_launcher(os.environ))
-    env = {k: v for k, v in env.items() if k not in THREAD_VARIABLES}
-    log = folder / "output.txt"
-    timed_out = False
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            proc.wait(timeout=JOB_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            proc.send_signal(signal.SIGINT)  # mpiexec passes it on to the ranks, then exits
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-    status = {"rc": proc.returncode, "timed_out": timed_out,
-              "output": log.read_text(errors="replace")[-6000:]}
-    (folder / "status.json").write_text(json.dumps(status))
 
 
 def learner_job(submission, n, gpu=False):
