@@ -180,15 +180,11 @@ FACTS = [
          50, "50% for N = 2, M = 1"),
     Fact("07", "pipeline bubble, 2 stages, 4 micro-batches (%)", lambda: 100 * (2 - 1) / (4 + 2 - 1),
          20, "20% with M = 4"),
-    # other lessons: rows for the slips of issue 15 that wait for their fix
-    pytest.param(
-        Fact("05", "updates in 10 epochs at 256 ranks (lesson 5's own table)",
-             lambda: updates_in_10_epochs(256), 30, "At 256 ranks the whole training is 30 updates"),
-        marks=pytest.mark.xfail(strict=True, reason="issue 15 slip 5: lesson 5 says 80 updates")),
-    pytest.param(
-        Fact("02", "the ring's segment size, SEGMENT_BYTES (MiB)", segment_mb, 4,
-             "big chunks cut into 4 MiB segments"),
-        marks=pytest.mark.xfail(strict=True, reason="issue 15 slip 6: lesson 2 says 1 MB")),
+    # issue 15's slips 5 and 6, fixed: the prose now says what the code computes
+    Fact("05", "updates in 10 epochs at 256 ranks (lesson 5's own table)",
+         lambda: updates_in_10_epochs(256), 30, "At 256 ranks the whole training is 30 updates"),
+    Fact("02", "the ring's segment size, SEGMENT_BYTES (MiB)", segment_mb, 4,
+         "big chunks cut into 4 MiB segments"),
 ]
 
 

@@ -1,12 +1,21 @@
 """Every graded exercise against plausible wrong answers (mutants): each must lose points, and a
 failing test must say why.
 
-A mutant is one file, ``tests/grade/mutants/<lab>/<EXERCISE>__<shortname>.py``, holding the complete
-replacement source of the answer cell of ``solutions/<lab>.ipynb`` whose nbgrader ``grade_id`` is
-EXERCISE. It starts with two header lines, then the cell::
+A mutant is one file, ``tests/grade/mutants/<lab>/<EXERCISE>__<shortname>.diff``: two header
+lines, then a unified diff (``--- solution`` / ``+++ mutant``) of the answer cell of
+``solutions/<lab>.ipynb`` whose nbgrader ``grade_id`` is EXERCISE, so the file shows the mistake
+and nothing else::
 
     # MUTANT: what is wrong with this answer, for a reader
     # EXPECT: text that some failing test's message must contain (the cause, named)
+    --- solution
+    +++ mutant
+    @@ -13,5 +13,5 @@
+    -    total = np.array(x, copy=True)
+    +    total = x
+
+The diff is applied to the solution as it is now: when the solution changes where a mutant
+changes it, the mutant no longer applies and ``test_mutant_files_are_well_formed`` names it.
 
 A third header line ``# FAST`` puts the mutant in ``make test``; the others are marked ``slow``
 (``make test-slow``), since every mutant costs a graded run per rank count. Each lab's loopholes
@@ -39,8 +48,11 @@ MIN_PER_EXERCISE = 5
 HEADER = re.compile(r"# MUTANT: (?P<what>.+)\n# EXPECT: (?P<expect>.+)\n(?P<fast># FAST\n)?")
 
 
+HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+
+
 def mutant_files():
-    return sorted(MUTANTS.glob("*/*__*.py"))
+    return sorted(MUTANTS.glob("*/*__*.diff"))
 
 
 def parse(path):
@@ -49,13 +61,46 @@ def parse(path):
     match = HEADER.match(text)
     if not match:
         raise ValueError(f"{path}: must start with '# MUTANT: ...' and '# EXPECT: ...' lines")
-    exercise = path.stem.split("__")[0]
-    return (path.parent.name, exercise, match["what"].strip(), match["expect"].strip(),
-            bool(match["fast"]), text)
+    lab, exercise = path.parent.name, path.stem.split("__")[0]
+    source = patch(solution_cell(lab, exercise), text[match.end():].split("\n"), path)
+    return lab, exercise, match["what"].strip(), match["expect"].strip(), bool(match["fast"]), source
+
+
+def patch(old, diff, where):
+    """``old`` with the unified ``diff`` (a list of lines) applied; its context must match."""
+    old_lines, out, pos = old.rstrip("\n").split("\n"), [], 0
+    starts = [i for i, line in enumerate(diff) if line.startswith("@@")]
+    if not starts:
+        raise ValueError(f"{where}: no '@@' hunk: the body must be a unified diff")
+    for k, i in enumerate(starts):
+        hunk = HUNK.match(diff[i])
+        start = int(hunk[1]) - (hunk[2] != "0")  # a hunk that only adds counts from line 0
+        out += old_lines[pos:start]
+        pos = start
+        for line in diff[i + 1:starts[k + 1] if k + 1 < len(starts) else len(diff)]:
+            tag, text = line[:1], line[1:]
+            if not tag:  # the end of the file (an empty source line is " ", not "")
+                continue
+            if tag in " -" and (pos >= len(old_lines) or old_lines[pos] != text):
+                raise ValueError(f"{where}: does not apply to the solution at its line {pos + 1}: "
+                                 f"expected {text!r} (the solution changed: update the mutant)")
+            if tag in " +":
+                out.append(text)
+            pos += tag in " -"
+    return "\n".join(out + old_lines[pos:])
 
 
 def solution_notebook(lab):
     return json.loads((ROOT / "solutions" / f"{lab}.ipynb").read_text(encoding="utf-8"))
+
+
+def solution_cell(lab, exercise):
+    """The source of the solution's answer cell with grade_id ``exercise``."""
+    for cell in solution_notebook(lab)["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "code" and meta.get("solution") and meta.get("grade_id") == exercise:
+            return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    raise ValueError(f"solutions/{lab}.ipynb has no answer cell with grade_id {exercise!r}")
 
 
 def with_cell(nb, exercise, source):
@@ -88,7 +133,7 @@ def cases():
     params = []
     for path in mutant_files():
         rel = path.relative_to(MUTANTS).as_posix()
-        params.append(pytest.param(rel, id=rel[:-3], marks=[] if path in fast else [pytest.mark.slow]))
+        params.append(pytest.param(rel, id=rel[:-len(".diff")], marks=[] if path in fast else [pytest.mark.slow]))
     return params
 
 
@@ -152,25 +197,22 @@ def test_mutant_loses_points_with_a_message_naming_the_cause(mutant, graded):
 
 
 def test_mutant_files_are_well_formed():
-    """Headers, a known exercise, a cell that compiles, and a source unlike the solution's."""
+    """Headers, a known exercise, a diff that applies, a cell that compiles, unlike the solution."""
     assert mutant_files(), f"no mutants under {MUTANTS}"
+    assert not list(MUTANTS.glob("*/*.py")), "mutants are .diff files now (see the docstring)"
     for path in mutant_files():
-        lab, exercise, _, expect, _, source = parse(path)
+        lab, exercise, _, expect, _, source = parse(path)  # raises if the diff does not apply
         assert expect, f"{path}: EXPECT is empty"
         assert exercise in load_plan(lab).exercises, f"{path}: {lab} has no exercise {exercise}"
         compile(notebook.clean_cell(source), str(path), "exec")  # as the grader reads the cell
-        solution = [c for c in solution_notebook(lab)["cells"]
-                    if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == exercise]
-        assert len(solution) == 1, f"{path}: no answer cell with grade_id {exercise}"
-        body = source.split("\n", 3 if parse(path)[4] else 2)[-1]
-        assert body.strip() != "".join(solution[0]["source"]).strip(), f"{path}: is the solution"
+        assert source.strip() != solution_cell(lab, exercise).strip(), f"{path}: is the solution"
 
 
 def test_every_exercise_has_enough_mutants():
     """Each graded exercise of a lab with a mutants folder has at least five wrong answers."""
     for folder in sorted({p.parent for p in mutant_files()}):
         counts = {name: 0 for name in load_plan(folder.name).exercises}
-        for path in folder.glob("*__*.py"):
+        for path in folder.glob("*__*.diff"):
             counts[path.stem.split("__")[0]] = counts.get(path.stem.split("__")[0], 0) + 1
         short = {name: n for name, n in counts.items() if n < MIN_PER_EXERCISE}
         assert not short, f"{folder.name}: exercises with fewer than {MIN_PER_EXERCISE} mutants: {short}"
