@@ -9,8 +9,8 @@ import chainer
 import numpy as np
 
 from dlhack.corpus import default_corpus
-from dlhack.parallel import create_communicator, scatter_dataset
 from dlhack.model.seq2seq import Seq2seq
+from dlhack.parallel import create_communicator, scatter_dataset
 
 comm = create_communicator("ring")
 corpus = default_corpus(seed=0, n_train=200, n_dev=3, n_test=1) if comm.rank == 0 else None

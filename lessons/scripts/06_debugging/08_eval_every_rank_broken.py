@@ -12,8 +12,8 @@ import numpy as np
 
 from dlhack.corpus import default_corpus
 from dlhack.evaluation import bleu_of
-from dlhack.parallel import create_communicator
 from dlhack.model.seq2seq import Seq2seq
+from dlhack.parallel import create_communicator
 
 comm = create_communicator("ring")
 corpus = default_corpus(seed=0, n_train=200, n_dev=96, n_test=1)

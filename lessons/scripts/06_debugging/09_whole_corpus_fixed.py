@@ -11,10 +11,10 @@ import time
 import chainer
 import numpy as np
 
-from dlhack.corpus.batching import BucketIterator
 from dlhack.corpus import default_corpus
-from dlhack.parallel import create_communicator, create_multi_node_optimizer, scatter_dataset
+from dlhack.corpus.batching import BucketIterator
 from dlhack.model.seq2seq import Seq2seq, convert
+from dlhack.parallel import create_communicator, create_multi_node_optimizer, scatter_dataset
 
 comm = create_communicator("ring")
 corpus = default_corpus(seed=0, n_train=640, n_dev=1, n_test=1) if comm.rank == 0 else None

@@ -2,7 +2,7 @@
 
     dlhack run -n 3 --timeout 20 -- python one_rank.py
 """
-import numpy as np
+import numpy as np  # noqa: F401  (unused; kept so line numbers match transcript B)
 from mpi4py import MPI
 
 comm = MPI.COMM_WORLD
