@@ -58,11 +58,12 @@ def test_every_broken_script_has_a_fixed_twin():
 
 # (a) every rank on GPU 0 --------------------------------------------------------------------
 
-def test_a_every_rank_on_gpu_0_fails_on_rank_1_only():
+def test_a_every_rank_on_gpu_0_fails_on_one_rank_only():
+    """The rank that reaches GPU 0 second fails (usually rank 1; the race can go either way)."""
     result, text = run_script("01_device_broken.py")
     ranks, error = only_error(result)
-    assert ranks == [1] and "cudaErrorDevicesUnavailable" in error
-    assert "on rank 1 only (1 of 2)" in text
+    assert len(ranks) == 1 and "cudaErrorDevicesUnavailable" in error
+    assert f"on rank {ranks[0]} only (1 of 2)" in text
 
 
 def test_a_gpu_from_intra_rank_works():
