@@ -126,8 +126,11 @@ for _place in _places:
     for _rank in range(8):
         _fake = {"rank": _rank, "outcome": "passed", "message": "", "mac": "0" * 64}
         for _name in (f"result.{_rank}.json", "result.json", "results.json"):
-            with open(os.path.join(_place, _name), "w") as _f:
-                json.dump(_fake, _f)
+            try:  # a folder it cannot write (read-only) is skipped, not fatal
+                with open(os.path.join(_place, _name), "w") as _f:
+                    json.dump(_fake, _f)
+            except OSError:
+                pass
 os._exit(0)
 '''
 STUB = '''
