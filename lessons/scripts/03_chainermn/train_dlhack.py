@@ -6,7 +6,7 @@ dlhack.parallel (train_dlhack.py).
     mpiexec -n 2 python train_chainermn.py --iterations 40       # ChainerMN, communicator naive
     mpiexec -n 2 python train_dlhack.py --iterations 40          # dlhack.parallel, ring
 """
-import argparse
+import argparse  # noqa: I001  (dlhack must come before chainer: it silences its warnings)
 
 import dlhack  # noqa: F401  (imports Chainer quietly)
 
