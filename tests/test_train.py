@@ -61,13 +61,14 @@ def serial_reference(config):
     return {name: p.array for name, p in model.namedparams()}, initial
 
 
-@pytest.mark.parametrize("communicator", ["auto", "none"])
-def test_one_process_trains_to_the_serial_reference(tmp_path, communicator):
+@pytest.mark.parametrize("communicator, gc_every", [("auto", 50), ("none", 0), ("auto", 2)])
+def test_one_process_trains_to_the_serial_reference(tmp_path, communicator, gc_every):
     """One process is a job of one rank (communicator, multi-node optimizer, scattered data),
-    and ends with exactly the parameters plain Chainer reaches: dropout masks included."""
+    and ends with exactly the parameters plain Chainer reaches: dropout masks included. Garbage
+    collected in step (``gc_every``, parallel/gcstep.py) changes the timing only."""
     config = TrainConfig(n_train=200, units=16, layers=1, batchsize=16, iterations=7,
                          eval_every=0, n_eval=4, out=str(tmp_path), progress=False,
-                         communicator=communicator)
+                         communicator=communicator, gc_every=gc_every)
     metrics = train(config)
     assert metrics["ranks"] == 1 and metrics["iterations"] == 7
     with np.load(tmp_path / "model.npz") as saved:  # keys: parameter paths without the "/"

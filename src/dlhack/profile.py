@@ -16,6 +16,8 @@ from contextlib import contextmanager, nullcontext
 
 import chainer
 
+from dlhack.parallel.gcstep import StepCollector
+
 PHASES = ("data", "forward", "backward", "wait", "allreduce", "optimizer")
 
 
@@ -29,14 +31,25 @@ class TimedUpdater(chainer.training.StandardUpdater):
     elapsed = 0.0
     timed_steps = 0
     skip = 2
+    collector = StepCollector(every=0)  # garbage collection in step (``gc_every``); off here
+
+    def collect_every(self, every):
+        """Collect garbage every ``every`` steps, on every rank at once (parallel/gcstep.py)."""
+        self.collector = StepCollector(every)
 
     def update(self):
+        self.collector.start()
         start = time.perf_counter()
         timed = self.iteration >= self.skip
         super().update()
+        self.collector.step(self.iteration)  # inside the timing: the throughput pays for it
         if timed:
             self.elapsed += time.perf_counter() - start
             self.timed_steps += 1
+
+    def finalize(self):
+        self.collector.stop()
+        super().finalize()
 
     def throughput(self, sentences):
         """Sentences per second, given the sentences of every step (the same share is timed)."""

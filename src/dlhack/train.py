@@ -63,6 +63,8 @@ class TrainConfig:
     json: str = None           # metrics file (default OUT/metrics.json)
     profile: bool = False      # per-rank time breakdown (dlhack.profile)
     overlap: bool = False      # allreduce gradient buckets during backward (lesson 9)
+    gc_every: int = 50         # collect garbage every N steps on every rank at once (0: Python's
+                               # own collector, whose pauses make the other ranks wait)
 
 
 class TimeLimit:
@@ -158,6 +160,7 @@ def train(config, comm=None):
         updater = ProfilingUpdater(it, optimizer, comm, converter=convert, device=device)
     else:
         updater = TimedUpdater(it, optimizer, converter=convert, device=device)
+    updater.collect_every(config.gc_every)
     stop = (config.iterations, "iteration") if config.iterations else (config.epochs, "epoch")
     if config.minutes:
         stop = TimeLimit(stop, config.minutes, comm)
@@ -257,6 +260,8 @@ def build_parser():
     p.add_argument("--profile", action="store_true", help="per-rank time breakdown")
     p.add_argument("--overlap", action="store_true",
                    help="allreduce the gradients in buckets while backward runs")
+    p.add_argument("--gc-every", type=int, default=d.gc_every,
+                   help="collect garbage every N steps, on every rank at once (0: Python decides)")
     return p
 
 

@@ -57,13 +57,14 @@ end = time.time() + 40
 while time.time() < end:
     for folder in _grader_runs():
         for rank in range(4):
-            path = os.path.join(folder, f"result.{rank}.json")
-            if folder != _mine and not os.path.exists(path):
-                try:
-                    with open(path, "w") as f:
-                        json.dump({"rank": rank, "outcome": "failed", "mac": "0" * 64}, f)
-                except OSError:
-                    pass
+            for test in range(4):
+                path = os.path.join(folder, f"result.{rank}.{test}.json")
+                if folder != _mine and not os.path.exists(path):
+                    try:
+                        with open(path, "w") as f:
+                            json.dump({"rank": rank, "outcome": "failed", "mac": "0" * 64}, f)
+                    except OSError:
+                        pass
     time.sleep(0.1)
 ''') + ")\n"
 # 2. Forgery from outside: a daemon signs passing records for other runs' ranks, with their
@@ -91,8 +92,9 @@ while time.time() < end:
                 or not env["DLHACK_GRADE_DIR"].startswith(_tmp)):
             continue
         folder, rank = env["DLHACK_GRADE_DIR"], int(env.get("PMI_RANK", 0))
+        nodeids = [c.decode() for c in cmd if b"::" in c]  # rank.py's command line
         record = {"rank": rank, "size": int(env.get("PMI_SIZE", 1)), "outcome": "passed",
-                  "nodeid": cmd[-2].decode() if len(cmd) > 1 else "", "message": "",
+                  "nodeid": nodeids[0] if nodeids else "", "message": "",
                   "run_id": env.get("DLHACK_RUN_ID", "")}
         try:
             key = open(os.path.join(folder, f"key.{rank}"), "rb").read()
@@ -100,11 +102,12 @@ while time.time() < end:
             record["mac"] = hmac.new(key, body, hashlib.sha256).hexdigest()
         except OSError:
             pass
-        try:
-            with open(os.path.join(folder, f"result.{rank}.json"), "w") as f:
-                json.dump(record, f)
-        except OSError:
-            pass
+        for test, nodeid in enumerate(nodeids or [""]):
+            try:
+                with open(os.path.join(folder, f"result.{rank}.{test}.json"), "w") as f:
+                    json.dump({**record, "nodeid": nodeid}, f)
+            except OSError:
+                pass
     time.sleep(0.05)
 ''') + ")\n"
 # 3a. The key from a frame of the rank, to sign a passing record, then leave.

@@ -1,9 +1,13 @@
-"""Helpers for the grader's own tests: paths, hashing, time bounds, and what is left running."""
+"""Helpers for the grader's own tests: paths, hashing, time bounds, what is left running, and
+submissions built from a solution with one answer cell replaced."""
 import hashlib
+import json
 import os
 from pathlib import Path
 
 import psutil
+
+from dlhack.grade import notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = Path(__file__).with_name("submissions") / "02_collectives"
@@ -45,3 +49,28 @@ def survivors(workdir):
         if str(workdir) in text and proc.info["status"] != psutil.STATUS_ZOMBIE:
             found.append(f"{proc.info['pid']} {text}")
     return found
+
+
+def solution_notebook(lab):
+    return json.loads((ROOT / "solutions" / f"{lab}.ipynb").read_text(encoding="utf-8"))
+
+
+def solution_cell(lab, exercise):
+    """The source of the solution's answer cell with grade_id ``exercise``."""
+    for cell in solution_notebook(lab)["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "code" and meta.get("solution") and meta.get("grade_id") == exercise:
+            return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    raise ValueError(f"solutions/{lab}.ipynb has no answer cell with grade_id {exercise!r}")
+
+
+def with_cell(nb, exercise, source):
+    """The solution's answer cells as a Submission, the one with grade_id ``exercise`` replaced."""
+    cells = []
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "code" and meta.get("solution"):
+            if meta.get("grade_id") == exercise and source is not None:
+                cell = {**cell, "source": source}
+            cells.append(cell)
+    return notebook.build(notebook.answer_cells({"cells": cells}), f"{exercise} mutant")

@@ -30,14 +30,13 @@ rank slots, as ``dlhack grade FOLDER`` grades many submissions. When the slow mu
 "loses points" only because the solution does too would prove nothing. (``make test`` leaves that
 to tests/test_notebooks.py, which runs every solution's check cells.)
 """
-import json
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from gradetools import ROOT
+from gradetools import solution_cell, solution_notebook, with_cell
 
 from dlhack.grade import notebook
 from dlhack.grade.harness import Slots, grade
@@ -88,31 +87,6 @@ def patch(old, diff, where):
                 out.append(text)
             pos += tag in " -"
     return "\n".join(out + old_lines[pos:])
-
-
-def solution_notebook(lab):
-    return json.loads((ROOT / "solutions" / f"{lab}.ipynb").read_text(encoding="utf-8"))
-
-
-def solution_cell(lab, exercise):
-    """The source of the solution's answer cell with grade_id ``exercise``."""
-    for cell in solution_notebook(lab)["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell["cell_type"] == "code" and meta.get("solution") and meta.get("grade_id") == exercise:
-            return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-    raise ValueError(f"solutions/{lab}.ipynb has no answer cell with grade_id {exercise!r}")
-
-
-def with_cell(nb, exercise, source):
-    """The solution's answer cells as a Submission, the one with grade_id ``exercise`` replaced."""
-    cells = []
-    for cell in nb["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell["cell_type"] == "code" and meta.get("solution"):
-            if meta.get("grade_id") == exercise and source is not None:
-                cell = {**cell, "source": source}
-            cells.append(cell)
-    return notebook.build(notebook.answer_cells({"cells": cells}), f"{exercise} mutant")
 
 
 def fast_set():

@@ -4,6 +4,7 @@
     dlhack bench corpus      # train on small_parallel_enja, report test BLEU
     dlhack bench allreduce   # time and bandwidth of each allreduce algorithm
     dlhack bench scaling     # throughput at 1..N ranks, weak-scaling efficiency, breakdown
+    dlhack bench grade       # how long a check cell and a whole lab take to grade
 """
 import importlib
 import sys
@@ -13,6 +14,7 @@ BENCHES = {
     "corpus": "dlhack.bench.corpus",
     "allreduce": "dlhack.bench.allreduce",
     "scaling": "dlhack.bench.scaling",
+    "grade": "dlhack.bench.grade",
 }
 
 

@@ -42,7 +42,8 @@ def train_command(ranks, args, out, overlap=False, iterations=None):
     length = ["--iterations", str(iterations)] if iterations else ["--epochs", str(args.epochs)]
     argv = [sys.executable, "-m", "dlhack.train", "--profile", *length, "--eval-every", "0",
             "--n-eval", "8", "--batchsize", str(args.batchsize), "--units", str(args.units),
-            "--layers", str(args.layers), "--no-progress", "--out", str(out)]
+            "--layers", str(args.layers), "--gc-every", str(args.gc_every), "--no-progress",
+            "--out", str(out)]
     if args.corpus:
         argv += ["--corpus", args.corpus]
     if overlap:
@@ -146,6 +147,9 @@ def main(argv=None):
     p.add_argument("-l", "--layers", type=int, default=2)
     p.add_argument("-c", "--corpus", help="corpus directory (default: embedded)")
     p.add_argument("-t", "--threads", type=int, default=1, help="BLAS threads per rank")
+    p.add_argument("--gc-every", type=int, default=50,
+                   help="dlhack train --gc-every: garbage collected in step every N steps, on "
+                        "every rank at once (0: Python's own collector, as before)")
     p.add_argument("-o", "--out", default="result/bench/scaling")
     p.add_argument("--overlap", action="store_true",
                    help="also run k > 1 ranks with dlhack train --overlap, side by side")

@@ -1,9 +1,12 @@
-"""Grade one submission: run each (test, rank count) of a lab in parallel and add up the points.
+"""Grade one submission: run a lab's tests at each rank count in parallel and add up the points.
 
     result = grade_notebook("labs/02_collectives.ipynb")       # from a file
     result = grade(plan, submission, exercises=["allreduce_ring"])
 
-A test earns its points only when it passes at every rank count it declares. Runs share rank
+A test earns its points only when it passes at every rank count it declares. Each exercise's
+tests at one rank count run in one launch (``runner.run_tests``: one mpiexec, one import of
+Chainer and of the answers, however many tests), and the launches of different rank counts and
+exercises run side by side. Launches share rank
 ``Slots``: at most ``capacity`` ranks at once in this process, across all submissions graded
 together. Some outcomes stop the runs that have not started yet, because their outcome is known
 and waiting for them would only cost time:
@@ -28,7 +31,7 @@ from pathlib import Path
 
 from dlhack.grade import intake, notebook, sandbox
 from dlhack.grade.plan import LabError, lab_names, load_plan
-from dlhack.grade.runner import Job, run_case
+from dlhack.grade.runner import Job, run_tests
 
 ODD_HINT = ("it fails only at odd rank counts: look for code that pairs ranks up or halves the "
             "work, assuming the count is even (or a power of two)")
@@ -124,23 +127,15 @@ def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slo
     job = Job(files=plan.files, submission=submission, base=base, memory_mb=memory_mb,
               trusted=trusted, origin=origin)
     stops, lock = {}, threading.Lock()  # exercise (or None: everything) -> why not run
+    order = {name: i for i, name in enumerate(dict.fromkeys(t.exercise for t in tests))}
 
-    def stopped(test):
+    def stopped(exercise):
         with lock:
-            return stops.get(None) or stops.get(test.exercise)
+            return stops.get(None) or stops.get(exercise)
 
-    def one(test, ranks):
-        reason = stopped(test)
-        if not reason:
-            with slots.hold(ranks):
-                reason = stopped(test)  # checked again: an earlier run may have ended meanwhile
-                run = None if reason else run_case(test, ranks, job)
-        if reason:
-            run = {"ranks": ranks, "outcome": "not_run", "message": reason}
+    def note(test, ranks, run):  # as each run ends: the progress line, and what it stops
         if progress is not None:
             progress(test, ranks, run)
-        if reason:
-            return run
         with lock:
             if run["outcome"] == "tampered":
                 stops[None] = "not run: the submission tampered with the grader's files"
@@ -151,12 +146,31 @@ def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slo
             elif run.get("timed_out") or run.get("stuck"):
                 stops.setdefault(test.exercise, f"not run: this exercise already hung at {ranks} "
                                                 f"rank{'s' if ranks > 1 else ''}")
-        return run
 
+    def batch(exercise, ranks):
+        """Every test of ``exercise`` that runs at ``ranks`` ranks, in one launch."""
+        group = [t for t in tests if t.exercise == exercise and ranks in t.ranks]
+        reason = stopped(exercise)
+        if not reason:
+            with slots.hold(ranks):
+                reason = stopped(exercise)  # again: an earlier run may have ended meanwhile
+                if not reason:
+                    return run_tests(group, ranks, job, lambda t, run: note(t, ranks, run),
+                                     stopped=lambda: stopped(exercise))
+        runs = {t.nodeid: {"ranks": ranks, "outcome": "not_run", "message": reason}
+                for t in group}
+        for t in group:
+            note(t, ranks, runs[t.nodeid])
+        return runs
+
+    # One launch per exercise and rank count; the smallest counts first: a mistake shows at
+    # the fewest ranks it needs (the easiest case to read), and stops the bigger launches.
+    batches = sorted({(t.exercise, n) for t in tests for n in t.ranks},
+                     key=lambda b: (b[1], order[b[0]]))
     try:
         with ThreadPoolExecutor(max_workers=slots.capacity) as pool:
-            futures = [(t, n, pool.submit(one, t, n)) for t in tests for n in t.ranks]
-            runs = {(t.nodeid, n): f.result() for t, n, f in futures}
+            futures = [(n, pool.submit(batch, e, n)) for e, n in batches]
+            runs = {(nodeid, n): run for n, f in futures for nodeid, run in f.result().items()}
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return _score(plan, tests, runs, submission, start, timeout, memory_mb, trusted)

@@ -1,7 +1,11 @@
-"""One rank of one graded test, or the listing of a lab's tests. The grader runs it as
+"""The ranks of one graded run, or the listing of a lab's tests. The grader runs it as
 
-    mpiexec -n N python B/rankwrap.py P B/rank.py run TESTS_ROOT NODEID   # one test at N ranks
+    mpiexec -n N python B/rankwrap.py P B/rank.py run TESTS_ROOT NODEID [NODEID ...]
     python rank.py collect TESTS_ROOT LAB OUT.json        # list a lab's tests and their markers
+
+Run mode runs the given tests of one exercise, in order, at N ranks, in one pytest session: one
+launch, one import of Chainer and of the learner's answers, however many tests (the grader's
+``runner.py`` starts the rest again in a fresh launch when a test ends the session early).
 
 It is a standalone script, never imported as ``dlhack.grade.rank``: importing the package would
 import Chainer in every rank (0.3 s each). The grader copies it, with guard.py and rankwrap.py,
@@ -11,13 +15,16 @@ What every supervised rank needs comes from ``dlhack/tools/rankwrap.py``, the sa
 ``dlhack run``'s: the rank's output file, its pid file, SIGUSR1 stack dumps and fatal-signal
 dumps, ``MPI_Abort`` on an uncaught error. This script keeps what is the grader's own. Run mode,
 in order: take the run's folder (``DLHACK_GRADE_DIR``) and id (``DLHACK_RUN_ID``) out of the
-environment; import MPI, numpy and pytest; wait at a barrier; run the test with pytest, which
+environment; import MPI, numpy and pytest; wait at a barrier; run the tests with pytest, which
 snapshots what a verdict rests on (``guard.py``, loaded from beside this file) once it has
-collected the test and before the test imports the learner's answers; check the snapshot;
-write ``result.RANK.json`` with this rank, the size, the test and the run id, which the grader
-checks. There is no key: nothing secret is kept in a process that runs learner code (see the
-threat model in ``runner.py``). A test that learner code stopped (``KeyboardInterrupt``, ``pytest.exit``) failed; one whose checks were
-replaced, or whose outcome pytest and the recorder disagree on, was tampered with.
+collected them and before the first test imports the learner's answers. As each test ends, the
+snapshot is checked and ``result.RANK.I.json`` written (I: the test's place in the command
+line), naming this rank, the size, the test and the run id, which the grader checks; at the
+end, ``result.RANK.end.json`` gives pytest's exit status. There is no key: nothing secret is
+kept in a process that runs learner code (see the threat model in ``runner.py``). A test that
+learner code stopped (``KeyboardInterrupt``, ``pytest.exit``) failed; one whose checks were
+replaced was tampered with, and so is a rank whose records all say passed while pytest's exit
+status says otherwise.
 """
 import importlib.util
 import json
@@ -61,17 +68,22 @@ def _type_name(cls):
 
 
 class Recorder:
-    """A pytest plugin that keeps the first failure of the one test this rank runs."""
+    """A pytest plugin that keeps the first failure of each test and hands on its record as the
+    test ends (``write(nodeid, record)``)."""
 
-    def __init__(self, guard=None, root=None):
-        self.guard, self.root = guard, root
+    def __init__(self, guard=None, root=None, write=None):
+        self.guard, self.root, self.write = guard, root, write
         self.interrupted = None
+        self.collect_error = None
+        self.current = None  # the test running now (its node id)
+        self._reset()
+
+    def _reset(self):
         self.seen = False
         self.failure = None
         self.skipped = None
         self.call_passed = False
         self.stdout = ""
-        self.collect_error = None
 
     def pytest_collectreport(self, report):
         if report.failed and self.collect_error is None:
@@ -82,8 +94,17 @@ class Recorder:
             self.guard.take()  # again: what collection imported (Chainer, numpy.testing) too
             self.guard.take_tests(self.root)
 
+    def pytest_runtest_logstart(self, nodeid, location):
+        self.current = nodeid
+        self._reset()
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        if self.write is not None:
+            self.write(nodeid, self.record())
+        self.current = None
+
     def pytest_keyboard_interrupt(self, excinfo):
-        # pytest stops the whole session for these, and reports no test at all.
+        # pytest stops the whole session for these, and finishes no report of the test.
         kind = type(excinfo.value).__name__
         text = str(getattr(excinfo.value, "msg", "") or excinfo.value)
         frames = traceback.extract_tb(excinfo.tb)[-40:]
@@ -117,7 +138,7 @@ class Recorder:
             self.stdout = report.capstdout[-2000:]
 
     def record(self):
-        """The outcome of this rank: passed, failed, skipped or error (could not run the test)."""
+        """The outcome of the current test on this rank: passed, failed, skipped or error."""
         if self.interrupted is not None:
             return {"outcome": "failed", "stdout": self.stdout, **self.interrupted}
         if self.collect_error is not None:
@@ -181,20 +202,22 @@ def load_guard():
     return module
 
 
-def judge(record, exit_code, changed):
-    """The record, overruled when the checks were replaced or pytest disagrees with it."""
+def judge(record, changed):
+    """The record, overruled when what the checks rest on was replaced."""
     if changed:
         more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
         return {**record, "outcome": "tampered",
                 "message": f"your code replaced {', '.join(changed[:4])}{more} while the test ran"}
-    if record["outcome"] == "passed" and int(exit_code) != 0:
-        return {**record, "outcome": "tampered",
-                "message": f"your code changed the grader's record of the test (it said passed, "
-                           f"pytest's exit status was {int(exit_code)})"}
     return record
 
 
-def run(root, nodeid):
+def _write(folder, name, record):
+    tmp = folder / f".{name}.tmp"
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, folder / name)  # the grader never reads a torn record
+
+
+def run(root, nodeids):
     here = Path(__file__).resolve().parent
     private = Path(os.environ.pop("DLHACK_GRADE_DIR"))
     run_id = os.environ.pop("DLHACK_RUN_ID", "")
@@ -204,21 +227,38 @@ def run(root, nodeid):
     import pytest
     from mpi4py import MPI  # starts MPI; no learner code has run yet
 
-    guard = load_guard().Guard()
-    recorder = Recorder(guard, root)
-    guard.take_object("Recorder", Recorder)  # the rest once pytest has collected the test
-    guard.take_object("rank.judge", judge)
     comm = MPI.COMM_WORLD
     rank, size = comm.rank, comm.size
+    index = {nodeid: i for i, nodeid in enumerate(nodeids)}
+    written = set()
+    clock = [time.monotonic()]
+
+    def write(nodeid, outcome):
+        if nodeid not in index or nodeid in written:
+            return  # not one of the tests asked for
+        now = time.monotonic()
+        record = {"rank": rank, "size": size, "nodeid": nodeid, "run_id": run_id,
+                  "duration_s": round(now - clock[0], 3), **outcome}
+        clock[0] = now
+        _write(private, f"result.{rank}.{index[nodeid]}.json", judge(record, guard.changed()))
+        written.add(nodeid)
+
+    guard = load_guard().Guard()
+    recorder = Recorder(guard, root, write)
+    guard.take_object("Recorder", Recorder)  # the rest once pytest has collected the tests
+    guard.take_object("rank.judge", judge)
+    guard.take_object("rank._write", _write)
     comm.Barrier()
-    start = time.monotonic()
-    exit_code = pytest.main([str(Path(root) / nodeid), *_pytest_args(root)], plugins=[recorder])
-    record = {"rank": rank, "size": size, "nodeid": nodeid, "run_id": run_id,
-              "duration_s": round(time.monotonic() - start, 3), **recorder.record()}
-    record = judge(record, exit_code, guard.changed())
-    tmp = private / f".result.{rank}.tmp"
-    tmp.write_text(json.dumps(record))
-    os.replace(tmp, private / f"result.{rank}.json")
+    clock[0] = time.monotonic()
+    exit_code = pytest.main([str(Path(root) / nodeid) for nodeid in nodeids]
+                            + _pytest_args(root), plugins=[recorder])
+    if recorder.current is not None:  # interrupted: pytest never finished that test's report
+        write(recorder.current, recorder.record())
+    if recorder.collect_error is not None:
+        for nodeid in nodeids:
+            write(nodeid, recorder.record())
+    _write(private, f"result.{rank}.end.json",
+           {"rank": rank, "size": size, "run_id": run_id, "exit_code": int(exit_code)})
     sys.stdout.flush()
     return 0
 
@@ -226,8 +266,8 @@ def run(root, nodeid):
 def main(argv):
     if argv[:1] == ["collect"] and len(argv) == 4:
         return collect(*argv[1:])
-    if argv[:1] == ["run"] and len(argv) == 3:
-        return run(*argv[1:])
+    if argv[:1] == ["run"] and len(argv) >= 3:
+        return run(argv[1], argv[2:])
     sys.stdout.write(__doc__)
     return 2
 

@@ -1,27 +1,33 @@
-"""Run one graded test at one rank count under mpiexec, sealed off, and read back what happened.
+"""Run an exercise's graded tests at one rank count under mpiexec, sealed off, and read back
+what happened.
 
-    run = run_case(test, ranks, job)     # harness.py calls this once per (test, rank count)
+    runs = run_tests(tests, ranks, job)     # harness.py calls this once per exercise and count
 
-Each run gets a fresh folder with an unguessable name under ``job.base`` (itself fresh and
-private to one submission):
+One launch runs every test given, in order, in one pytest session per rank: MPI, Chainer and the
+learner's answers are started and imported once, not once per test (the grading time a learner
+waits for is mostly that start-up). Each launch gets a fresh folder with an unguessable name
+under ``job.base`` (itself fresh and private to one submission):
 
     case-*/bin/       the grader's scripts for the ranks: rank.py, guard.py, rankwrap.py and the
                       two files it loads (read-only in the sandbox)
     case-*/tests/     a fresh copy of the lab's tests (read-only in the sandbox)
     case-*/work/      the working directory, with ``submission.py``, the learner's answers
     case-*/run-*/     the run files of tools/runfiles.py (rank.N.out/pid/stack/crash/done,
-                      mpiexec.out) and each rank's result record ``result.N.json``
+                      mpiexec.out) and each rank's result records ``result.N.I.json`` (test I)
 
-``mpiexec -n N python bin/rankwrap.py run-* bin/rank.py run tests NODEID`` is started by
+``mpiexec -n N python bin/rankwrap.py run-* bin/rank.py run tests NODEID...`` is started by
 ``dlhack.tools.supervise``, the same supervisor as ``dlhack run``'s, inside the sandbox of
 ``sandbox.py`` (bubblewrap: PID, user, mount, network and IPC namespaces; read-only project; no
 ``solutions/``; private /tmp and /dev/shm), under limits on address space, CPU time and file
-size. The grader polls for the ranks' result records and ends the run when every rank has
-reported; when a rank failed and the others are still running FAIL_GRACE seconds later; when a
-rank passed and the others still run PASS_GRACE seconds later; or at the test's timeout. Ranks
-that never reported are asked for their Python stacks (SIGUSR1), then everything the run started
-is killed: bwrap, whose PID namespace takes every process in it down, and the supervisor's
-/proc sweep on top. ``verdict.py`` turns what is left into an outcome.
+size. The grader polls for the ranks' result records (``Watch``) and gives each test its own
+timeout, counted from the end of the test before it. It ends the launch when every rank has
+reported every test; when a rank failed a test and the others are still in it FAIL_GRACE
+seconds later; when a rank passed it and the others still run PASS_GRACE seconds later; or at
+the test's timeout. Ranks that never reported are asked for their Python stacks (SIGUSR1),
+then everything the launch started is killed: bwrap, whose PID namespace takes every process in
+it down, and the supervisor's /proc sweep on top. ``verdict.py`` turns what is left into an
+outcome for each test. A test that ended the launch early costs only itself: the tests behind
+it run again in a fresh launch, unless it hung (they would most likely hang too) or tampered.
 
 Threat model. Submissions are untrusted; learners may attack the grader and each other.
 
@@ -49,26 +55,21 @@ a learner grading their own notebook; the lab's check cells) there is no sandbox
 code runs as the grader's user, and only the checks above stand.
 """
 import hashlib
-import json
 import secrets
 import shutil
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from dlhack.grade import sandbox
 from dlhack.grade.plan import RANK_SCRIPT, LabError, child_env, repo_root, write_files
 from dlhack.grade.verdict import summarize
+from dlhack.grade.watch import Watch
 from dlhack.tools import supervise
 from dlhack.tools.mpiexec import find_mpiexec as _find_mpiexec
 from dlhack.tools.runfiles import output_tail
 
-POLL_S = 0.02      # s: how often the result records are looked for
-FAIL_GRACE = 2.0   # s: after one rank fails, how long the others get before they count as stuck
-PASS_GRACE = 5.0   # s: after one rank passes; generous: a false "stuck" fails a correct answer
-EXIT_GRACE = 1.0   # s: after every rank reported, how long mpiexec gets to exit by itself
 DUMP_WAIT_S = 1.0  # s: how long ranks that never reported get to dump their stacks
 
 
@@ -93,14 +94,57 @@ def find_mpiexec():
     return found
 
 
+def run_tests(tests, ranks, job, on_result=None, stopped=None):
+    """Run ``tests`` (one exercise's, in order) at ``ranks`` ranks; returns ``{nodeid: run}``.
+
+    One launch runs them all, one pytest session per rank. A test that ends the launch early
+    (it hung, a rank crashed or exited, the record could not be verified) gets its verdict from
+    what the launch left behind. The tests behind it are then run again in a fresh launch,
+    unless the test hung or tampered: after a hang each would most likely hang too and cost its
+    timeout, so they are not run, as the harness does across rank counts.
+
+    Args:
+        on_result: called as ``on_result(test, run)`` as each test's verdict is known (from
+            the watching thread), e.g. to print a line per run; the runs returned are final.
+        stopped: a function that returns why the rest should not run (or None), asked before
+            every launch.
+    """
+    runs, pending = {}, list(tests)
+    while pending:
+        reason = stopped() if stopped else None
+        if reason:
+            for test in pending:
+                runs[test.nodeid] = {"ranks": ranks, "outcome": "not_run", "message": reason}
+            break
+        done = _launch(pending, ranks, job, on_result)
+        runs.update(done)
+        last = done[pending[len(done) - 1].nodeid]
+        pending = pending[len(done):]
+        if pending and (last.get("timed_out") or last.get("stuck")
+                        or last["outcome"] == "tampered"):
+            why = ("not run: the submission tampered with the grader's files"
+                   if last["outcome"] == "tampered" else
+                   f"not run: this exercise already hung at {ranks} rank{'s' if ranks > 1 else ''}")
+            for test in pending:
+                runs[test.nodeid] = {"ranks": ranks, "outcome": "not_run", "message": why}
+            break
+    return runs
+
+
 def run_case(test, ranks, job):
-    """Run ``test`` at ``ranks`` ranks; returns a dict with outcome, message and details."""
+    """Run one ``test`` at ``ranks`` ranks; returns a dict with outcome, message and details."""
+    return run_tests([test], ranks, job)[test.nodeid]
+
+
+def _launch(tests, ranks, job, on_result):
+    """One launch of ``tests``; returns the runs of those that got a verdict, in order: every
+    test up to the first that did not finish on every rank, that one included."""
     case = Path(tempfile.mkdtemp(prefix="case-", dir=job.base))
-    bin_dir, tests, work = case / "bin", case / "tests", case / "work"
+    bin_dir, tests_dir, work = case / "bin", case / "tests", case / "work"
     run_dir = case / f"run-{secrets.token_hex(8)}"
-    for path in (bin_dir, tests, work, run_dir):
+    for path in (bin_dir, tests_dir, work, run_dir):
         path.mkdir()
-    digests = write_files(job.files, tests)
+    digests = write_files(job.files, tests_dir)
     submission = case / "submission.py"
     submission.write_text(job.submission.text)
     shutil.copyfile(submission, work / "submission.py")  # what trusted runs import
@@ -111,86 +155,59 @@ def run_case(test, ranks, job):
     run_id = secrets.token_hex(16)
     mpiexec = find_mpiexec()
     prefix = () if job.trusted else sandbox.command(sandbox.Paths(
-        root=repo_root(), bin=bin_dir, tests=tests, work=work, submission=submission,
+        root=repo_root(), bin=bin_dir, tests=tests_dir, work=work, submission=submission,
         run_dir=run_dir, mpiexec=mpiexec, origin=job.origin))
-    limits = (job.memory_mb << 20, int(test.timeout) + 5, job.file_mb << 20)
+    limits = (job.memory_mb << 20, int(sum(t.timeout for t in tests)) + 5, job.file_mb << 20)
     env = child_env(DLHACK_GRADE_DIR=str(run_dir), DLHACK_RUN_ID=run_id,
                     DLHACK_SUBMISSION=str(work / "submission.py"),
                     **({} if job.trusted else {"HOME": "/tmp", "TMPDIR": "/tmp"}))
-    start = time.monotonic()
+    watch = Watch(tests, ranks, run_dir, run_id)
+
+    def announce(i):  # a test every rank finished: its verdict now, for the progress line
+        if on_result is not None:
+            on_result(tests[i], _verdict(tests[i], ranks, job, watch, i, [], "reported", work))
+
     running = supervise.start(
-        [sys.executable, str(bin_dir / "rank.py"), "run", str(tests), test.nodeid], run_dir,
-        ranks, wrapper=bin_dir / "rankwrap.py", mpiexec=mpiexec, cwd=work, env=env,
-        threads=1, limits=limits, folders=(work, tests, bin_dir), prefix=prefix)
-    expect = {"size": ranks, "nodeid": test.nodeid, "run_id": run_id}
+        [sys.executable, str(bin_dir / "rank.py"), "run", str(tests_dir),
+         *(t.nodeid for t in tests)], run_dir, ranks, wrapper=bin_dir / "rankwrap.py",
+        mpiexec=mpiexec, cwd=work, env=env, threads=1, limits=limits,
+        folders=(work, tests_dir, bin_dir), prefix=prefix)
     try:
-        records, bad, reason = _watch(running.proc, run_dir, expect, start + test.timeout)
-        missing = [r for r in range(ranks) if r not in records]
-        if running.proc.poll() is None and missing:
-            running.stacks(missing, wait_s=DUMP_WAIT_S)
+        reason = watch.until_over(running.proc, announce)
+        current = watch.current()
+        if running.proc.poll() is None and current is not None:
+            running.stacks(watch.missing(current), wait_s=DUMP_WAIT_S)
     finally:
         running.kill()
-    duration = time.monotonic() - start
-    _read_records(run_dir, expect, records, bad)  # a rank may have finished meanwhile
-    changed = _changed(tests, digests)
+    watch.read()  # a rank may have finished meanwhile
+    changed = _changed(tests_dir, digests)
     changed += [name for name, digest in script_digests.items()
                 if _sha256(bin_dir / name) != digest]
-    run = summarize(test, ranks, job, records, bad, changed, reason, run_dir, work)
-    run["duration_s"] = round(duration, 2)
-    if run["outcome"] != "passed":
-        run["log"] = output_tail(run_dir, 3000)
+    runs = {}
+    for i, test in enumerate(tests):
+        finished = watch.finished(i)
+        run = _verdict(test, ranks, job, watch, i, changed, "reported" if finished else reason,
+                       work, own_files=not finished)
+        if not finished:
+            run["log"] = output_tail(run_dir, 3000)
+        if on_result is not None and (not finished or changed):
+            on_result(test, run)  # its verdict, unless announced already and still true
+        runs[test.nodeid] = run
+        if not finished:
+            break
     shutil.rmtree(case, ignore_errors=True)
+    return runs
+
+
+def _verdict(test, ranks, job, watch, i, changed, reason, work, own_files=True):
+    records = {rank: record for (rank, j), record in watch.records.items() if j == i}
+    bad = {rank for rank, j in watch.bad if j in (i, "end")}
+    run = summarize(test, ranks, job, records, bad, changed, reason, watch.run_dir, work,
+                    own_files=own_files)
+    run["duration_s"] = watch.duration(i)
+    if run["outcome"] != "passed" and "log" not in run and own_files:
+        run["log"] = output_tail(watch.run_dir, 3000)
     return run
-
-
-def _watch(proc, run_dir, expect, deadline):
-    """Poll until the run is over; returns (records, unverifiable ranks, why it was stopped)."""
-    records, bad = {}, set()
-    first_report = all_reported = None
-    ranks = expect["size"]
-    while True:
-        exited = proc.poll() is not None
-        _read_records(run_dir, expect, records, bad)
-        now = time.monotonic()
-        if exited:
-            return records, bad, "exited"
-        if bad:
-            return records, bad, "forged"
-        if len(records) == ranks:
-            all_reported = all_reported or now
-            if now - all_reported > EXIT_GRACE:
-                return records, bad, "reported"
-        elif records:
-            first_report = first_report or now
-            failed = any(r["outcome"] != "passed" for r in records.values())
-            if now - first_report > (FAIL_GRACE if failed else PASS_GRACE):
-                return records, bad, "stuck"
-        if now > deadline:
-            return records, bad, "timeout"
-        time.sleep(POLL_S)
-
-
-OUTCOMES = ("passed", "failed", "skipped", "error", "tampered")
-
-
-def _read_records(run_dir, expect, records, bad):
-    """Add every new record that names this rank, size, test and run; note those that do not."""
-    for rank in range(expect["size"]):
-        path = run_dir / f"result.{rank}.json"
-        if rank in records or not path.exists():
-            continue
-        try:
-            record = json.loads(path.read_text())
-            good = (isinstance(record, dict) and record.get("rank") == rank
-                    and all(record.get(k) == v for k, v in expect.items())
-                    and record.get("outcome") in OUTCOMES
-                    and isinstance(record.get("message", ""), str))
-        except (OSError, ValueError, TypeError):
-            good = False  # rank.py writes with os.replace, so a torn file is someone else's
-        if good:
-            records[rank] = record
-        else:
-            bad.add(rank)
 
 
 def _changed(tests, digests):

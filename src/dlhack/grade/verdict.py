@@ -59,23 +59,34 @@ def _ranks_text(ranks):
 
 
 FLOOD = "[Errno 27] File too large"  # what a write past RLIMIT_FSIZE raises in Python
+# ... and past the space of the sandbox's output (several ranks flooding at once)
+FLOOD_MARKS = (FLOOD, "[Errno 28] No space left on device")
 
 
-def _flooded(details, private, job):
-    """Ranks that wrote more output than a file may hold (the rest of it was cut)."""
+def _flooded(details, private, job, own_files=True):
+    """Ranks that wrote more output than a file may hold (the rest of it was cut). Without
+    ``own_files`` (a launch of several tests) a full output file counts only for a rank that
+    did not pass: the flood may have been a later test's."""
     limit = job.file_mb << 20
     found = set()
     for d in details:
+        if any(mark in d.get("message", "") for mark in FLOOD_MARKS):
+            found.add(d["rank"])
+        if not own_files and d["state"] == "passed":
+            continue
         path = run_file(private, "out", d["rank"])
         size = path.stat().st_size if path.exists() else 0
-        if size >= limit or FLOOD in d.get("message", "") or FLOOD in read(private, "crash",
-                                                                              d["rank"]):
+        if size >= limit or FLOOD in read(private, "crash", d["rank"]):
             found.add(d["rank"])
     return sorted(found)
 
 
-def summarize(test, ranks, job, records, forged, changed, reason, private, work):
-    """Turn what the ranks left behind into one outcome and a message for the learner."""
+def summarize(test, ranks, job, records, forged, changed, reason, private, work, own_files=True):
+    """Turn what the ranks left behind into one outcome and a message for the learner.
+
+    ``own_files`` False: the run's output files may hold later tests' output too (the test
+    finished on every rank, and the launch ran on), so only the records count.
+    """
     details, stuck = [], {}
     for rank in range(ranks):
         record = records.get(rank)
@@ -116,7 +127,7 @@ def summarize(test, ranks, job, records, forged, changed, reason, private, work)
                 f"wrote a result file the grader could not verify ({_ranks_text(forged)})")
         return {**run, "outcome": "tampered",
                 "message": f"your code {what}; this is not allowed, so the submission scores 0"}
-    flooded = _flooded(details, private, job)
+    flooded = _flooded(details, private, job, own_files)
     if flooded:
         return {**run, "outcome": "failed",
                 "message": f"{_ranks_text(flooded)} wrote more than {job.file_mb} MB of output "
