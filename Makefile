@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: venv demo test test-slow lab labs bench lint clean
+.PHONY: venv demo test test-slow lab labs lessons bench lint clean
 
 venv: $(BIN)/.installed
 
@@ -41,10 +41,16 @@ lab: venv
 labs: venv
 	$(BIN)/dlhack labs generate
 
+# Run every lesson at full size and keep its outputs, stamped with this machine (slow: minutes
+# per lesson); one lesson: $(BIN)/python -m dlhack.tools.render 09
+lessons: venv
+	$(BIN)/python -m dlhack.tools.render
+
 bench: venv
 	$(BIN)/dlhack bench model
 	$(BIN)/dlhack bench allreduce
 	$(BIN)/dlhack bench scaling
+	$(BIN)/dlhack bench grade
 
 lint: venv
 	$(BIN)/ruff check src tests

@@ -90,12 +90,13 @@ def simulated_staleness(workers):
 
 
 def timeline_defaults():
-    """The per-worker compute times that lesson 4's timeline draws by default."""
+    """The per-worker compute times that lesson 4's timeline draws (its ``COMPUTE, UNTIL = ...``)."""
     for tree in code_trees("04"):
         for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name == "draw_timelines":
-                return ast.literal_eval(node.args.defaults[0])
-    raise LookupError("lesson 04 has no draw_timelines")
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple) and [
+                    getattr(t, "id", None) for t in node.targets[0].elts] == ["COMPUTE", "UNTIL"]:
+                return ast.literal_eval(node.value)[0]
+    raise LookupError("lesson 04 sets no COMPUTE, UNTIL for its timeline picture")
 
 
 def updates_per_epoch(n_examples, batchsize):

@@ -44,6 +44,7 @@ nbformat.write(nb, sys.argv[2])
 def execute(relpath, outdir):
     """Run one notebook in a fresh process; returns (seconds, returncode, stderr, output path)."""
     out = outdir / relpath.replace("/", "__")
+    assert not out.resolve().is_relative_to(ROOT), f"{out}: write executed copies outside the repo"
     env = {**os.environ, "DLHACK_SMALL": "1", "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     start = time.perf_counter()
@@ -74,8 +75,13 @@ def executed(request, tmp_path_factory):
     wanted = sorted({item.callspec.params["relpath"] for item in request.session.items
                      if getattr(item, "originalname", "") == "test_notebook_runs_top_to_bottom"})
     outdir = tmp_path_factory.mktemp("executed")
+    # The committed notebooks carry full-size outputs (`make lessons`): a small run must never
+    # write over them, only into outdir.
+    before = {p: (ROOT / p).read_bytes() for p in wanted}
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = dict(zip(wanted, pool.map(lambda p: execute(p, outdir), wanted)))
+    changed = [p for p in wanted if (ROOT / p).read_bytes() != before[p]]
+    assert not changed, f"running at small size wrote over the committed notebooks {changed}"
     for path, (seconds, *_rest) in sorted(results.items(), key=lambda kv: -kv[1][0]):
         print(f"{seconds:6.1f} s  {path}")
     return results

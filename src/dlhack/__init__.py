@@ -14,6 +14,7 @@ The library behind the notebooks in ``lessons/`` and ``labs/``. What a learner r
 5. ``dlhack.parallel``   every distributed idea: allreduce (naive, ring, MPI), the communicator,
                          multi-node optimizer, dataset scattering, evaluator, parameter server,
                          point-to-point and model parallelism, large-batch schedules
+6. ``dlhack.figures``    the lessons' drawings and plots, one call per figure
 
 Machinery that runs, supervises, grades or measures jobs lives in its own rooms:
 

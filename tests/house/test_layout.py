@@ -29,6 +29,7 @@ LAYERS = [
     ("dlhack.evaluation", "dlhack.report", "dlhack.snapshot"),
     ("dlhack.profile",),
     ("dlhack.train", "dlhack.translate"),
+    ("dlhack.figures",),
     ("dlhack.tools",),
     ("dlhack.grade", "dlhack.bench"),
     ("dlhack", "dlhack.cli"),
