@@ -3,6 +3,7 @@
     dlhack bench scaling                       # 1 and 2 ranks, demo model, 3 repeats
     dlhack bench scaling --ranks 1 2 4 --units 256 --layers 3
     dlhack bench scaling --overlap             # also k ranks with the overlapped allreduce
+    dlhack bench scaling --compare-gc          # also k ranks with Python's own collector
 
 Each point runs ``mpiexec -n k python -m dlhack.train --profile --epochs 1`` (one BLAS
 thread per rank) and reads its throughput and per-rank time breakdown. A whole epoch, not a
@@ -19,11 +20,13 @@ throughput: the compute-only ceiling. The k-rank efficiency is reported as is an
 of that ceiling (throughput(k) / ceiling(k)); what is left below 1 there is communication and
 waiting. ``--overlap`` adds, in every repeat, a k-rank run with ``dlhack train --overlap``
 (gradient buckets allreduced during backward, with MPI's Iallreduce; the plain runs use the
-ring). A profiler that does not see the overlap's hook charges backward and the communication
+ring). ``--compare-gc`` adds, in every repeat, a k-rank run with ``--gc-every 0`` (Python's
+collector pausing each rank when it likes, as before ``parallel/gcstep.py``). A profiler that does not see the overlap's hook charges backward and the communication
 left exposed to its "allreduce" lap; this report then shows that sum as "backward".
 Writes JSON and a PNG (breakdown per step as stacked bars, efficiency as lines).
 """
 import argparse
+import copy
 import json
 import statistics
 import subprocess
@@ -153,6 +156,8 @@ def main(argv=None):
     p.add_argument("-o", "--out", default="result/bench/scaling")
     p.add_argument("--overlap", action="store_true",
                    help="also run k > 1 ranks with dlhack train --overlap, side by side")
+    p.add_argument("--compare-gc", action="store_true",
+                   help="also run k > 1 ranks with --gc-every 0 (Python's collector), side by side")
     p.add_argument("--no-ceiling", dest="ceiling", action="store_false",
                    help="skip the k independent processes side by side (the ceiling)")
     args = p.parse_args(argv)
@@ -164,6 +169,9 @@ def main(argv=None):
     runs = {k: [] for k in args.ranks}
     alone = {k: [] for k in many if args.ceiling}
     overlapped = {k: [] for k in many if args.overlap}
+    gc_off = {k: [] for k in many if args.compare_gc}
+    args_gc_off = copy.copy(args)
+    args_gc_off.gc_every = 0
     for repeat in range(args.repeats):
         for k in args.ranks:
             m = run_point(k, args, out / f"n{k}")
@@ -172,6 +180,9 @@ def main(argv=None):
             if k in overlapped:
                 overlapped[k].append(run_point(k, args, out / f"n{k}-overlap", overlap=True))
                 line += f", overlapped {overlapped[k][-1]['sentences_per_sec']:8.1f}"
+            if k in gc_off:
+                gc_off[k].append(run_point(k, args_gc_off, out / f"n{k}-gc-off"))
+                line += f", Python gc {gc_off[k][-1]['sentences_per_sec']:8.1f}"
             if k in alone:  # as many steps as one rank of the k-rank run took
                 alone[k].append(run_alone(k, m["iterations"], args, out / f"alone{k}"))
                 line += f", {k} alone side by side {alone[k][-1]['sentences_per_sec']:8.1f}"
@@ -179,11 +190,13 @@ def main(argv=None):
     results = summarise(runs, runs, args)
     ceiling = summarise(alone, runs, args)
     overlap = summarise(overlapped, runs, args)
+    python_gc = summarise(gc_off, runs, args)
     for key in map(str, many):  # each repeat's k-rank run over the ceiling run right after it
         if key not in ceiling:
             continue
         results[key]["ceiling_efficiency"] = ceiling[key]["efficiency"]
-        for name, table in (("of_ceiling", results), ("overlap_of_ceiling", overlap)):
+        for name, table in (("of_ceiling", results), ("overlap_of_ceiling", overlap),
+                            ("gc_off_of_ceiling", python_gc)):
             if key in table:
                 table[key]["of_ceiling"] = statistics.median(
                     m["sentences_per_sec"] / c["sentences_per_sec"]
@@ -194,7 +207,8 @@ def main(argv=None):
           f"{'of ceiling':>11}")
     for k in args.ranks:
         rows = [(f"{k} rank(s)", results)] + [(f"{k} {name}", table) for name, table in (
-            ("overlapped", overlap), ("alone (ceiling)", ceiling)) if str(k) in table]
+            ("overlapped", overlap), ("Python gc", python_gc),
+            ("alone (ceiling)", ceiling)) if str(k) in table]
         for label, table in rows:
             r = table[str(k)]
             frac = f"{r['of_ceiling']:>11.3f}" if "of_ceiling" in r else f"{'':>11}"
@@ -207,15 +221,18 @@ def main(argv=None):
         if str(k) in overlap:
             print(f"{k} rank(s) overlapped (backward includes the allreduce it hides), ms per "
                   f"step:\n{profile.format_breakdown(overlap[str(k)]['profile'])}")
+        if str(k) in python_gc:
+            print(f"{k} rank(s) with Python's own garbage collector (--gc-every 0), ms per "
+                  f"step:\n{profile.format_breakdown(python_gc[str(k)]['profile'])}")
         if str(k) in ceiling:
             print(f"{k} processes alone, side by side (no MPI), ms per step:\n"
                   f"{profile.format_breakdown(ceiling[str(k)]['profile'])}")
-    for table in (results, ceiling, overlap):
+    for table in (results, ceiling, overlap, python_gc):
         for r in table.values():
             del r["runs"]
     write_json(out / "scaling.json", {"blas": blas_info(), "args": vars(args),
                                       "results": results, "ceiling": ceiling,
-                                      "overlap": overlap})
+                                      "overlap": overlap, "gc_off": python_gc})
     plot(results, ceiling, overlap, out / "scaling.png")
     print(f"\nwrote {out / 'scaling.json'} and {out / 'scaling.png'}")
     return 0

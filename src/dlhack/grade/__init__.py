@@ -1,4 +1,4 @@
-"""The autograder for the labs: graded tests under mpiexec, one process group per test.
+"""The autograder for the labs: graded tests under mpiexec, one launch per exercise and rank count.
 
     dlhack grade SUBMISSION.ipynb [--json FILE] [--junit FILE]   # cli.py
     dlhack grade FOLDER/ --csv class.csv --html class.html     # the class report
@@ -10,10 +10,11 @@ Modules, in the order a grading goes through them:
 - ``plan``      where tests/labs lives; each test's rank counts, points and timeout
 - ``intake``    can the notebook be graded (format 4, a Python kernel), and for which lab
 - ``notebook``  the learner's answer cells (from a file or a live kernel) as one module
-- ``harness``   every (test, rank count) run, in parallel; points added up
-- ``runner``    one run under mpiexec with limits and a timeout; the threat model
+- ``harness``   a launch per exercise and rank count, in parallel; points added up
+- ``runner``    one launch under mpiexec with limits, a timeout per test; the threat model
+- ``watch``     the ranks' result records as they come, and when to stop waiting
 - ``sandbox``   the bubblewrap sandbox each run is sealed in
-- ``rank.py``   the grader's part of each rank (snapshot, barrier, pytest, record); it runs
+- ``rank.py``   the grader's part of each rank (snapshot, barrier, pytest, records); it runs
                 inside ``dlhack.tools.rankwrap``, and never imports dlhack
 - ``guard``     what rank.py snapshots before learner code runs and checks after
 - ``verdict``   what the ranks left behind, as an outcome and a message

@@ -5,8 +5,8 @@
 
 Both take the answers from the notebook's live namespace (see ``notebook.py`` for why not the file
 on disk): the cells that defined the lab's answer functions, which are the exercise names. ``check``
-then runs the same harness as ``dlhack grade``, printing a line as each run (one test at one rank
-count) ends, then the feedback. It prints to stdout only and never raises, since nbgrader scores a
+then runs the same harness as ``dlhack grade``, printing a line as each test ends at each rank
+count, then the feedback. It prints to stdout only and never raises, since nbgrader scores a
 check cell 0 when it errs or writes to stderr.
 
 What the cell's value is, and why. ``check`` returns the points earned. nbgrader
