@@ -122,3 +122,31 @@ def test_too_few_held_out_sentences_fail_on_every_rank_without_hanging(tmp_path)
                    timeout=120)
     assert proc.returncode != 0
     assert proc.stderr.count("raise --n-eval to 3 or more") == 3, proc.stderr[-3000:]
+
+
+class RankOf:
+    """Enough of a communicator for ``scatter_index``: a rank, a size, no messages."""
+
+    def __init__(self, rank, size):
+        self.rank, self.size = rank, size
+
+
+def test_shard_trains_alone_on_one_ranks_shard(tmp_path):
+    """``--shard R/K`` (the scaling benchmark's ceiling): one process gets exactly the samples
+    rank R of a K-rank job gets, in the same order, so it runs the same batches and steps."""
+    from dlhack.parallel.scatter import scatter_index
+    from dlhack.train import shard_of
+
+    data = [(np.array([i]), np.array([i])) for i in range(11)]
+    one = RankOf(0, 1)
+    for rank in range(3):
+        want = scatter_index(11, RankOf(rank, 3), shuffle=True, seed=5, equal_length=True)
+        got = shard_of(data, f"{rank}/3", 5, one)
+        assert [int(x[0][0]) for x in got] == list(want)
+    with pytest.raises(ValueError, match="one process only"):
+        shard_of(data, "3/3", 5, one)
+    with pytest.raises(ValueError, match="one process only"):
+        shard_of(data, "0/2", 5, RankOf(0, 2))
+    config = TrainConfig(n_train=200, units=16, layers=1, batchsize=16, epochs=1, eval_every=0,
+                         n_eval=4, out=str(tmp_path), progress=False, shard="1/2")
+    assert train(config)["iterations"] == 7  # ceil(ceil(200 / 2) / 16) steps, not 13

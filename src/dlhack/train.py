@@ -30,6 +30,7 @@ from dlhack.parallel import (
     create_multi_node_optimizer,
     scatter_dataset,
 )
+from dlhack.parallel.scatter import permutation, shard_indices
 from dlhack.profile import ProfilingUpdater, TimedUpdater
 
 
@@ -65,6 +66,8 @@ class TrainConfig:
     overlap: bool = False      # allreduce gradient buckets during backward (lesson 9)
     gc_every: int = 50         # collect garbage every N steps on every rank at once (0: Python's
                                # own collector, whose pauses make the other ranks wait)
+    shard: str = None          # "R/K", one process: train on rank R's shard of a K-rank job
+                               # (the same batches: the benchmark's compute-only ceiling)
 
 
 class TimeLimit:
@@ -122,12 +125,24 @@ def load_data(config, comm):
     if n_held_out < comm.size:  # every rank raises together: none is left waiting in a collective
         raise ValueError(f"{n_held_out} dev/test sentences for {comm.size} ranks: every rank "
                          f"needs at least one to evaluate; raise --n-eval to {comm.size} or more")
+    if config.shard:  # one process, doing what rank R of a K-rank job does (no MPI in steps)
+        train = shard_of(train, config.shard, config.seed, comm)
     # Equal lengths keep every rank's iteration count in step.
-    train = scatter_dataset(train, comm, shuffle=True, seed=config.seed,  # MN: a shard each
+    train = scatter_dataset(train, comm, shuffle=not config.shard, seed=config.seed,  # MN: shards
                             equal_length=True)
     dev = scatter_dataset(dev, comm)    # exact partitions: each sentence scored once
     test = scatter_dataset(test, comm)
     return vocabs, list(train), list(dev), list(test)
+
+
+def shard_of(train, shard, seed, comm):
+    """``train`` cut to the shard rank R of a K-rank job trains on (``shard`` = "R/K"), in
+    the order ``scatter_dataset`` deals it; only for a job of one process."""
+    rank, size = map(int, shard.split("/"))
+    if comm.size != 1 or not 0 <= rank < size:
+        raise ValueError(f"--shard {shard}: one process only, with 0 <= R < K")
+    order = permutation(len(train), shuffle=True, seed=seed)
+    return [train[i] for i in shard_indices(len(train), size, rank, order, equal_length=True)]
 
 
 def train(config, comm=None):
@@ -260,6 +275,8 @@ def build_parser():
     p.add_argument("--profile", action="store_true", help="per-rank time breakdown")
     p.add_argument("--overlap", action="store_true",
                    help="allreduce the gradients in buckets while backward runs")
+    p.add_argument("--shard", metavar="R/K", help="one process: train on rank R's shard of a "
+                   "K-rank job (what dlhack bench scaling runs side by side as its ceiling)")
     p.add_argument("--gc-every", type=int, default=d.gc_every,
                    help="collect garbage every N steps, on every rank at once (0: Python decides)")
     return p

@@ -9,14 +9,16 @@ Each point runs ``mpiexec -n k python -m dlhack.train --profile --epochs 1`` (on
 thread per rank) and reads its throughput and per-rank time breakdown. A whole epoch, not a
 few steps: every rank count then trains on the same sentences, the same mix of short and long
 ones (``--iterations N`` measures N steps instead, quicker and noisier). The rank counts
-alternate within each repeat, so slow spells of a noisy machine hit all of them alike.
+alternate within each repeat, and so does the order of each count's variants (plain,
+overlapped, Python gc, the ceiling), so slow spells of a noisy machine hit all of them alike.
 Weak-scaling efficiency at k ranks = throughput(k) / (k x throughput(1)).
 
 The honest ceiling: k ranks on one machine also share its cores, caches and memory bus, so
 each computes more slowly than one process alone, with no communication at all. For every
-k > 1 each repeat also runs k independent single processes side by side (no MPI between them,
-the same per-rank batch, as many steps as a rank of the k-rank run took) and adds up their
-throughput: the compute-only ceiling. The k-rank efficiency is reported as is and as a fraction
+k > 1 each repeat also runs k independent single processes side by side, process i training
+alone on rank i's shard of the k-rank run (``dlhack train --shard i/k``: the same batches in
+the same order, the same number of steps, no MPI in a step), and adds up their throughput: the
+compute-only ceiling. The k-rank efficiency is reported as is and as a fraction
 of that ceiling (throughput(k) / ceiling(k)); what is left below 1 there is communication and
 waiting. ``--overlap`` adds, in every repeat, a k-rank run with ``dlhack train --overlap``
 (gradient buckets allreduced during backward, with MPI's Iallreduce; the plain runs use the
@@ -31,6 +33,7 @@ import json
 import statistics
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 from dlhack import profile
@@ -39,9 +42,10 @@ from dlhack.bench.model import blas_info
 from dlhack.tools.mpiexec import mpiexec_command
 
 
-def train_command(ranks, args, out, overlap=False, iterations=None):
-    """``(cmd, env)`` of one ``dlhack train --profile`` run on ``ranks`` ranks."""
-    iterations = iterations or args.iterations
+def train_command(ranks, args, out, overlap=False, shard=None):
+    """``(cmd, env)`` of one ``dlhack train --profile`` run on ``ranks`` ranks; ``shard``
+    ("R/K"): one process alone on rank R's shard of a K-rank run."""
+    iterations = args.iterations
     length = ["--iterations", str(iterations)] if iterations else ["--epochs", str(args.epochs)]
     argv = [sys.executable, "-m", "dlhack.train", "--profile", *length, "--eval-every", "0",
             "--n-eval", "8", "--batchsize", str(args.batchsize), "--units", str(args.units),
@@ -51,6 +55,8 @@ def train_command(ranks, args, out, overlap=False, iterations=None):
         argv += ["--corpus", args.corpus]
     if overlap:
         argv.append("--overlap")
+    if shard:
+        argv += ["--communicator", "none", "--shard", shard]
     return mpiexec_command(ranks, argv, threads=args.threads)
 
 
@@ -61,19 +67,21 @@ def run_point(ranks, args, out, overlap=False):
     return json.loads((Path(out) / "metrics.json").read_text())
 
 
-def run_alone(k, iterations, args, out):
-    """``k`` independent 1-rank runs side by side (the ceiling); returns their metrics, summed:
-    throughput added up, each process's breakdown as one "rank" of the profile."""
+def run_alone(k, args, out):
+    """``k`` independent processes side by side (the ceiling), process ``i`` training alone on
+    rank ``i``'s shard of the k-rank run (``dlhack train --shard i/k``: the same batches, the
+    same number of steps, no MPI in a step); returns their metrics, summed: throughput added
+    up, each process's breakdown as one "rank" of the profile."""
     procs = []
     for i in range(k):
-        cmd, env = train_command(1, args, Path(out) / f"p{i}", iterations=iterations)
+        cmd, env = train_command(1, args, Path(out) / f"p{i}", shard=f"{i}/{k}")
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL))
     if any(proc.wait() for proc in procs):
         raise RuntimeError(f"a side-by-side run failed (see {out})")
     runs = [json.loads((Path(out) / f"p{i}" / "metrics.json").read_text()) for i in range(k)]
     ranks = [dict(m["profile"]["ranks"][0], rank=i) for i, m in enumerate(runs)]
     return {"sentences_per_sec": sum(m["sentences_per_sec"] for m in runs),
-            "iterations": iterations, "profile": {"ranks": ranks}}
+            "iterations": runs[0]["iterations"], "profile": {"ranks": ranks}}
 
 
 def summarise(runs, baseline, args):
@@ -174,24 +182,33 @@ def main(argv=None):
     args_gc_off.gc_every = 0
     for repeat in range(args.repeats):
         for k in args.ranks:
-            m = run_point(k, args, out / f"n{k}")
-            runs[k].append(m)
-            line = f"repeat {repeat + 1}: {k} rank(s) {m['sentences_per_sec']:8.1f} sentences/s"
+            # The variants of one rank count, in an order that turns round every repeat, so
+            # that a slow spell does not always hit the same one.
+            plan = [("plain", runs, partial(run_point, k, args, out / f"n{k}"))]
             if k in overlapped:
-                overlapped[k].append(run_point(k, args, out / f"n{k}-overlap", overlap=True))
-                line += f", overlapped {overlapped[k][-1]['sentences_per_sec']:8.1f}"
+                plan.append(("overlapped", overlapped,
+                             partial(run_point, k, args, out / f"n{k}-overlap", overlap=True)))
             if k in gc_off:
-                gc_off[k].append(run_point(k, args_gc_off, out / f"n{k}-gc-off"))
-                line += f", Python gc {gc_off[k][-1]['sentences_per_sec']:8.1f}"
-            if k in alone:  # as many steps as one rank of the k-rank run took
-                alone[k].append(run_alone(k, m["iterations"], args, out / f"alone{k}"))
-                line += f", {k} alone side by side {alone[k][-1]['sentences_per_sec']:8.1f}"
+                plan.append(("Python gc", gc_off,
+                             partial(run_point, k, args_gc_off, out / f"n{k}-gc-off")))
+            if k in alone:  # each process: one rank's shard, batches and steps
+                plan.append((f"{k} alone side by side", alone,
+                             partial(run_alone, k, args, out / f"alone{k}")))
+            shift = repeat % len(plan)
+            for _, table, run in plan[shift:] + plan[:shift]:
+                table[k].append(run())
+            line = f"repeat {repeat + 1}: {k} rank(s) {runs[k][-1]['sentences_per_sec']:8.1f} " \
+                   f"sentences/s" + "".join(f", {name} {table[k][-1]['sentences_per_sec']:8.1f}"
+                                            for name, table, _ in plan[1:])
+            if k in alone and alone[k][-1]["iterations"] != runs[k][-1]["iterations"]:
+                raise RuntimeError(f"the side-by-side runs took {alone[k][-1]['iterations']} "
+                                   f"steps, a rank of the {k}-rank run {runs[k][-1]['iterations']}")
             print(line, flush=True)
     results = summarise(runs, runs, args)
     ceiling = summarise(alone, runs, args)
     overlap = summarise(overlapped, runs, args)
     python_gc = summarise(gc_off, runs, args)
-    for key in map(str, many):  # each repeat's k-rank run over the ceiling run right after it
+    for key in map(str, many):  # each repeat's k-rank run over the ceiling run of that repeat
         if key not in ceiling:
             continue
         results[key]["ceiling_efficiency"] = ceiling[key]["efficiency"]
