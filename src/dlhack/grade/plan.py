@@ -131,8 +131,38 @@ def load_plan(lab, root=None):
     return _collect(lab, lab_files(lab, root))
 
 
-@functools.lru_cache(maxsize=16)
-def _collect(lab, files):
+ITEM_KEYS = {"nodeid", "file", "name", "ranks", "timeout", "points", "doc"}  # rank.py's Lister
+
+
+def cache_file(lab, files):
+    """Where the listing of ``lab``'s tests as ``files`` are is kept between sessions, or None.
+
+    Listing a lab's tests costs a Python that imports pytest and the tests (1-3 s), the first
+    check cell of every session. The listing depends on the test files only, so it is kept
+    under ``$XDG_CACHE_HOME/dlhack/plans`` (``~/.cache``), named by the digest of every file.
+    Never when a grade counts (nbgrader's ``NBGRADER_EXECUTION``): learner code that ran in
+    the same kernel could have written it.
+    """
+    if os.environ.get("NBGRADER_EXECUTION"):
+        return None
+    digest = hashlib.sha256(json.dumps([lab, [(rel, hashlib.sha256(data).hexdigest())
+                                              for rel, data in files]]).encode()).hexdigest()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "dlhack" / "plans" / f"{lab}-{digest[:32]}.json"
+
+
+def _listing(lab, files):
+    """``{"items": [...], "errors": [...]}``: rank.py's listing of the lab's tests."""
+    cached = cache_file(lab, files)
+    if cached is not None:
+        try:
+            listing = json.loads(cached.read_text())
+            if (isinstance(listing, dict) and listing.get("errors") == []
+                    and all(isinstance(item, dict) and ITEM_KEYS <= set(item)
+                            for item in listing.get("items", ()))):
+                return listing
+        except (OSError, ValueError):
+            pass  # not there yet, or unreadable: list them again
     with tempfile.TemporaryDirectory(prefix="dlhack-collect-") as tmp:
         write_files(files, tmp)
         out = Path(tmp) / "plan.json"
@@ -143,6 +173,20 @@ def _collect(lab, files):
             raise LabError(f"could not list the tests of {lab}:\n"
                            f"{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
         listing = json.loads(out.read_text())
+    if cached is not None and not listing["errors"]:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_name(f".{cached.name}.{os.getpid()}")
+            tmp.write_text(json.dumps(listing))
+            os.replace(tmp, cached)
+        except OSError:
+            pass  # a read-only home: list them again next time
+    return listing
+
+
+@functools.lru_cache(maxsize=16)
+def _collect(lab, files):
+    listing = _listing(lab, files)
     if listing["errors"]:
         raise LabError(f"the graded tests of {lab} do not import:\n" + "\n".join(listing["errors"]))
     tests = []

@@ -13,12 +13,13 @@ import json
 import os
 import pickle
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import MISSING_ANSWER
-from labjobs import launch
+from labjobs import in_background, launch
 
 HERE = Path(__file__).resolve().parent
 OBSERVE, SINGLE = HERE / "observe.py", HERE / "train_single.py"
@@ -127,10 +128,11 @@ def job_root():
 
 
 def save_once(path, write):
-    """``write(tmp)`` then rename to ``path``, unless ``path`` exists (tests share the folder)."""
+    """``write(tmp)`` then rename to ``path``, unless ``path`` exists (tests, and the threads
+    of ``prefetch``, share the folder: each writer has its own temporary name)."""
     path = Path(path)
     if not path.exists():
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
         write(tmp)
         os.replace(tmp, path)
     return path
@@ -205,6 +207,17 @@ def replay(job):
     if ref.problem():
         raise RuntimeError(f"the one-process reference run failed: {ref.problem()}")
     return ref
+
+
+def prefetch(submission):
+    """Start, in the background, every job the tests ask for (labjobs.in_background)."""
+    def run_and_replay(n):
+        job = learner_job(submission, n)
+        if not job.problem():
+            replay(job)
+
+    in_background([reference, *(lambda n=n: run_and_replay(n) for n in RANKS),
+                   lambda: learner_job(submission, 2, gpu=True)])
 
 
 def first_difference(a, b, rtol=1e-7, atol=1e-10):

@@ -16,12 +16,19 @@ from convert import (
     fail,
     first_difference,
     learner_job,
+    prefetch,
     ranks_text,
     reference,
     replay,
 )
 
 TIMEOUT = 600  # s: up to six jobs of a few seconds each (and waits for other tests' jobs)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def jobs_started(submission):
+    """Every job of this file, started at once in the background (two at a time)."""
+    prefetch(submission)
 
 
 def finished(submission, n):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MISSING_ANSWER
-from labjobs import launch
+from labjobs import in_background, launch
 
 HERE = Path(__file__).resolve().parent
 WATCH = HERE / "watch.py"
@@ -125,3 +125,9 @@ def learner_job(submission, n, gpu=False):
     if job.problem():
         fail(("with --gpu (GPUs simulated on CPU): " if gpu else "") + job.problem())
     return job
+
+
+def prefetch(submission):
+    """Start, in the background, every job the tests ask for (labjobs.in_background)."""
+    in_background([*(lambda n=n: learner_job(submission, n) for n in RANKS),
+                   *(lambda n=n: learner_job(submission, n, gpu=True) for n in RANKS[1:])])

@@ -9,9 +9,25 @@ import math
 import os
 
 import pytest
-from slower import BATCH, N_DEV, N_TEST, N_TRAIN, RANKS, fail, learner_job, ranks_text
+from slower import (
+    BATCH,
+    N_DEV,
+    N_TEST,
+    N_TRAIN,
+    RANKS,
+    fail,
+    learner_job,
+    prefetch,
+    ranks_text,
+)
 
 TIMEOUT = 600  # s: three or four jobs of a few seconds each (and waits for other tests' jobs)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def jobs_started(submission):
+    """Every job of this file, started at once in the background (two at a time)."""
+    prefetch(submission)
 
 
 @pytest.mark.points(2)
