@@ -105,7 +105,9 @@ def _git_commit():
                               check=False).stdout.strip()
 
     commit = git("rev-parse", "--short", "HEAD")
-    return commit + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
+    # the lessons this render is writing do not count: only what could change their outputs
+    dirty = git("status", "--porcelain", "--", ".", ":(exclude)lessons/*.ipynb")
+    return commit + (" (with uncommitted changes)" if dirty else "")
 
 
 def machine():
