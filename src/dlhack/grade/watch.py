@@ -53,7 +53,7 @@ class Watch:
 
     def until_over(self, proc, announce):
         """Poll until the launch is over; returns why it was stopped."""
-        first_report = all_reported = None
+        first_seen, all_reported = {}, None  # test index -> when a rank first reported it
         while True:
             exited = proc.poll() is not None
             self.read(announce)
@@ -71,10 +71,9 @@ class Watch:
                 reported = [self.records[(rank, current)] for rank in range(self.ranks)
                             if (rank, current) in self.records]
                 if reported:
-                    first_report = first_report if first_report and first_report[0] == current \
-                        else (current, now)
+                    since = first_seen.setdefault(current, now)
                     failed = any(r["outcome"] != "passed" for r in reported)
-                    if now - first_report[1] > (FAIL_GRACE if failed else PASS_GRACE):
+                    if now - since > (FAIL_GRACE if failed else PASS_GRACE):
                         return "stuck"
                 if now > self.done_at.get(current - 1, self.start) + self.tests[current].timeout:
                     return "timeout"
