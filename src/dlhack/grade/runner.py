@@ -131,11 +131,6 @@ def run_tests(tests, ranks, job, on_result=None, stopped=None):
     return runs
 
 
-def run_case(test, ranks, job):
-    """Run one ``test`` at ``ranks`` ranks; returns a dict with outcome, message and details."""
-    return run_tests([test], ranks, job)[test.nodeid]
-
-
 def _launch(tests, ranks, job, on_result):
     """One launch of ``tests``; returns the runs of those that got a verdict, in order: every
     test up to the first that did not finish on every rank, that one included."""
@@ -188,8 +183,6 @@ def _launch(tests, ranks, job, on_result):
         finished = watch.finished(i)
         run = _verdict(test, ranks, job, watch, i, changed, "reported" if finished else reason,
                        work, own_files=not finished)
-        if not finished:
-            run["log"] = output_tail(run_dir, 3000)
         if on_result is not None and (not finished or changed):
             on_result(test, run)  # its verdict, unless announced already and still true
         runs[test.nodeid] = run
@@ -205,7 +198,7 @@ def _verdict(test, ranks, job, watch, i, changed, reason, work, own_files=True):
     run = summarize(test, ranks, job, records, bad, changed, reason, watch.run_dir, work,
                     own_files=own_files)
     run["duration_s"] = watch.duration(i)
-    if run["outcome"] != "passed" and "log" not in run and own_files:
+    if own_files and run["outcome"] != "passed":  # the launch's output ended with this test
         run["log"] = output_tail(watch.run_dir, 3000)
     return run
 
