@@ -27,7 +27,7 @@ LAYERS = [
     ("dlhack.bleu",),
     ("dlhack.parallel",),
     ("dlhack.evaluation", "dlhack.report", "dlhack.snapshot"),
-    ("dlhack.profile",),
+    ("dlhack.step_profile",),
     ("dlhack.train", "dlhack.translate"),
     ("dlhack.figures",),
     ("dlhack.tools",),
