@@ -164,8 +164,13 @@ def train(config, comm=None, load=load_data, stop=None):
     it = BucketIterator(train_data, config.batchsize, seed=config.seed)
     updater = make_updater(config, it, optimizer, comm, device)
     trainer = chainer.training.Trainer(updater, stop or stop_trigger(config), out=config.out)
-    if config.eval_every and dev:
-        evaluate_on_dev(trainer, config, model, dev, tgt_vocab, comm, device)
+    if config.eval_every and dev:  # the dev loss and BLEU, over every rank's shard
+        dev_iter = BucketIterator(dev_pairs(dev), 256, shuffle=False, repeat=False)
+        loss_eval = extensions.Evaluator(dev_iter, model, converter=convert, device=device)
+        loss_eval = create_multi_node_evaluator(loss_eval, comm)  # MN: mean over all shards
+        trainer.extend(loss_eval, trigger=(config.eval_every, "epoch"), name="validation")
+        bleu_eval = BleuEvaluator(model, dev, tgt_vocab, comm, max_length=config.max_length)
+        trainer.extend(bleu_eval, trigger=(config.eval_every, "epoch"))
     if config.snapshot_every or config.resume:
         from dlhack.snapshot import attach_snapshots
 
@@ -176,9 +181,8 @@ def train(config, comm=None, load=load_data, stop=None):
     start = time.perf_counter()
     trainer.run()
     seconds = time.perf_counter() - start
-    sentences = round(it.epoch_detail * len(train_data)) * comm.size
     metrics = {"bleu": bleu_of(model, test, tgt_vocab, comm, max_length=config.max_length),
-               **run_summary(config, comm, updater, sentences, seconds)}
+               **run_summary(config, comm, updater, len(train_data), seconds)}
     if config.profile:
         metrics.update(profile_of(updater, config, comm))
     if comm.rank == 0:
@@ -203,19 +207,10 @@ def stop_trigger(config):
     return (config.iterations, "iteration") if config.iterations else (config.epochs, "epoch")
 
 
-def evaluate_on_dev(trainer, config, model, dev, tgt_vocab, comm, device):
-    """Every ``config.eval_every`` epochs: the dev loss and BLEU, over every rank's shard."""
-    trigger = (config.eval_every, "epoch")
-    dev_iter = BucketIterator(dev_pairs(dev), 256, shuffle=False, repeat=False)
-    loss_eval = extensions.Evaluator(dev_iter, model, converter=convert, device=device)
-    loss_eval = create_multi_node_evaluator(loss_eval, comm)  # MN: mean over all shards
-    trainer.extend(loss_eval, trigger=trigger, name="validation")
-    bleu_eval = BleuEvaluator(model, dev, tgt_vocab, comm, max_length=config.max_length)
-    trainer.extend(bleu_eval, trigger=trigger)
-
-
-def run_summary(config, comm, updater, sentences, seconds):
-    """The run's throughput, length and shape (the same on every rank)."""
+def run_summary(config, comm, updater, n_train, seconds):
+    """The run's throughput, length and shape (the same on every rank); ``n_train``: this
+    rank's training sentences, ``seconds``: the trainer's whole run."""
+    sentences = round(updater.epoch_detail * n_train) * comm.size  # every rank's, every step
     return {
         "bleu_tokenization": "sacrebleu corpus BLEU, tokenize='none' on the corpus tokens",
         "sentences_per_sec": updater.throughput(sentences),
