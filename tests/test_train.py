@@ -1,5 +1,7 @@
 """Training end to end at a tiny size: one process (a job of one rank), the CLI, and 2 ranks
 under mpiexec; one process against a serial reference in plain Chainer."""
+import dataclasses
+import inspect
 import json
 import os
 import subprocess
@@ -13,7 +15,7 @@ from dlhack import cli
 from dlhack.corpus import default_corpus
 from dlhack.corpus.batching import BucketIterator
 from dlhack.model.seq2seq import Seq2seq, convert
-from dlhack.train import TrainConfig, train
+from dlhack.train import TrainConfig, build_parser, train
 
 TINY = ["--n-train", "300", "--units", "16", "--layers", "1", "--batchsize", "16",
         "--n-eval", "20", "--no-progress"]
@@ -124,29 +126,68 @@ def test_too_few_held_out_sentences_fail_on_every_rank_without_hanging(tmp_path)
     assert proc.stderr.count("raise --n-eval to 3 or more") == 3, proc.stderr[-3000:]
 
 
-class RankOf:
-    """Enough of a communicator for ``scatter_index``: a rank, a size, no messages."""
+def test_every_setting_has_one_flag_with_help_and_the_dataclass_default():
+    """The parser is built from ``TrainConfig``: a setting cannot be written twice."""
+    parser = build_parser()
+    actions = [a for a in parser._actions if a.dest != "help"]
+    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    assert sorted(a.dest for a in actions) == sorted(fields)  # one flag per field, no other
+    for action in actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        assert len(longs) == 1 and action.help, action.option_strings
+        field = fields[action.dest]
+        assert field.metadata["help"] == action.help
+        if field.type is bool:  # a switch: off by default "--name", on by default "--no-name"
+            assert longs[0].startswith("--no-") == field.default
+    assert vars(parser.parse_args([])) == dataclasses.asdict(TrainConfig())
 
-    def __init__(self, rank, size):
-        self.rank, self.size = rank, size
+
+@pytest.mark.parametrize("argv, setting", [
+    (["-c", "DIR"], {"corpus": "DIR"}),
+    (["--n-train", "300", "--vocab-size", "50"], {"n_train": 300, "vocab_size": 50}),
+    (["-u", "16", "-l", "1", "-b", "8", "-e", "0.5", "-i", "3", "-s", "4", "-o", "x"],
+     {"units": 16, "layers": 1, "batchsize": 8, "epochs": 0.5, "iterations": 3, "seed": 4,
+      "out": "x"}),
+    (["--no-attention", "--no-progress"], {"attention": False, "progress": False}),
+    (["-g", "--profile", "--overlap"], {"gpu": True, "profile": True, "overlap": True}),
+    (["--impl", "nstep", "--communicator", "chainermn:pure_nccl", "--lr", "0.01"],
+     {"impl": "nstep", "communicator": "chainermn:pure_nccl", "lr": 0.01}),
+    (["--eval-every", "0", "--n-eval", "8", "--snapshot-every", "5", "--resume", "auto",
+      "--max-length", "9", "--json", "m.json", "--gc-every", "0", "--dropout", "0"],
+     {"eval_every": 0, "n_eval": 8, "snapshot_every": 5, "resume": "auto", "max_length": 9,
+      "json": "m.json", "gc_every": 0, "dropout": 0}),
+])
+def test_flags_set_their_field(argv, setting):
+    config = TrainConfig(**vars(build_parser().parse_args(argv)))
+    assert config == dataclasses.replace(TrainConfig(), **setting)
 
 
-def test_shard_trains_alone_on_one_ranks_shard(tmp_path):
-    """``--shard R/K`` (the scaling benchmark's ceiling): one process gets exactly the samples
-    rank R of a K-rank job gets, in the same order, so it runs the same batches and steps."""
-    from dlhack.parallel.scatter import scatter_index
-    from dlhack.train import shard_of
+def test_impl_takes_only_its_choices(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--impl", "slow"])
+    assert "invalid choice" in capsys.readouterr().err
 
-    data = [(np.array([i]), np.array([i])) for i in range(11)]
-    one = RankOf(0, 1)
-    for rank in range(3):
-        want = scatter_index(11, RankOf(rank, 3), shuffle=True, seed=5, equal_length=True)
-        got = shard_of(data, f"{rank}/3", 5, one)
-        assert [int(x[0][0]) for x in got] == list(want)
-    with pytest.raises(ValueError, match="one process only"):
-        shard_of(data, "3/3", 5, one)
-    with pytest.raises(ValueError, match="one process only"):
-        shard_of(data, "0/2", 5, RankOf(0, 2))
-    config = TrainConfig(n_train=200, units=16, layers=1, batchsize=16, epochs=1, eval_every=0,
-                         n_eval=4, out=str(tmp_path), progress=False, shard="1/2")
-    assert train(config)["iterations"] == 7  # ceil(ceil(200 / 2) / 16) steps, not 13
+
+def test_benchmark_knobs_stay_out_of_the_learners_script():
+    """``--shard`` and ``--minutes`` serve one benchmark each: they live in dlhack.bench."""
+    import dlhack.train
+
+    flags = {o for a in build_parser()._actions for o in a.option_strings}
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    source = inspect.getsource(dlhack.train)
+    for knob in ("shard", "minutes"):
+        assert f"--{knob}" not in flags and knob not in fields and f"--{knob}" not in source
+    assert "TimeLimit" not in source
+
+
+def test_the_data_parallel_lines_stay_six_and_in_train():
+    """Lesson 3 greps ``# MN:`` (six lines, the docstring's mention aside); lesson 8 shows the
+    device lines of ``train`` itself."""
+    import dlhack.train
+
+    marked = [line for line in inspect.getsource(dlhack.train).splitlines()
+              if "# MN:" in line and "``# MN:``" not in line]
+    assert len(marked) == 6, marked
+    device = [line for line in inspect.getsource(train).splitlines()
+              if "intra_rank" in line or "config.gpu:" in line or "device.use()" in line]
+    assert len(device) == 3, device

@@ -7,7 +7,7 @@ The library behind the notebooks in ``lessons/`` and ``labs/``. What a learner r
 2. ``dlhack.model``      the LSTM encoder-decoder translator (fast CPU LSTM beside NStepLSTM)
 3. ``dlhack.bleu``, ``dlhack.evaluation``   corpus BLEU, translating, the BLEU evaluator
 4. ``dlhack.train``      training with Chainer's Trainer; data-parallel in a handful of lines
-   ``dlhack.profile``    timing a training step, phase by phase, and what the phases say
+   ``dlhack.step_profile`` timing a training step, phase by phase, and what the phases say
    ``dlhack.report``     what rank 0 prints and writes; ``dlhack.atomic``: files written whole
    ``dlhack.snapshot``   snapshots that a killed run resumes from, checked before loading
    ``dlhack.translate``  ``dlhack translate``: a trained model on new sentences

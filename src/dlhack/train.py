@@ -5,12 +5,17 @@
     mpiexec -n 2 dlhack train --communicator chainermn:naive
     dlhack train --corpus ../shared/data/small_parallel_enja --units 256 --layers 3
     dlhack train --gpu                                # rank r uses GPU intra_rank
+    metrics = train(TrainConfig(units=64, epochs=2))  # from Python: the same settings
 
 The data-parallel part is a handful of lines, marked ``# MN:`` (lesson 3 shows them as a diff):
 create a communicator, pick the device from ``intra_rank``, wrap the optimizer, scatter the
 dataset, make evaluation multi-node, and keep reporting on rank 0. ``--batchsize`` is per rank,
 so the effective batch is batchsize x ranks. One process is simply a job of one rank: the same
 lines run, with a communicator of size one, so there is no separate single-process path.
+Every setting is a field of ``TrainConfig``, written once: its flag, default and help come from it.
+
+Cost per step: one allreduce of every gradient (as many bytes as the model); per evaluation, a
+few small reductions; once, rank 0 reads the corpus and sends each rank its shard.
 """
 import argparse
 import dataclasses
@@ -20,7 +25,7 @@ import chainer
 import numpy as np
 from chainer.training import extensions
 
-from dlhack import profile, report
+from dlhack import report, step_profile
 from dlhack.corpus.batching import BucketIterator
 from dlhack.evaluation import BleuEvaluator, bleu_of, translate_ids
 from dlhack.model.seq2seq import Seq2seq, convert
@@ -30,65 +35,54 @@ from dlhack.parallel import (
     create_multi_node_optimizer,
     scatter_dataset,
 )
-from dlhack.parallel.scatter import permutation, shard_indices
-from dlhack.profile import ProfilingUpdater, TimedUpdater
+from dlhack.step_profile import ProfilingUpdater, TimedUpdater
+
+
+def setting(default, help, short=None, **argparse_options):
+    """A ``TrainConfig`` field: its default, and its flag's help (and short flag, choices)."""
+    return dataclasses.field(default=default,
+                             metadata={"help": help, "short": short, **argparse_options})
 
 
 @dataclasses.dataclass
 class TrainConfig:
-    """Every setting of a training run. Flat on purpose: one line each on the command line."""
+    """Every setting of a training run. Flat on purpose: one flag each on the command line
+    (``n_train`` is ``--n-train``; a switch that is on by default is turned off by ``--no-...``,
+    and its help says what that does)."""
 
-    corpus: str = None         # small_parallel_enja-style directory; None = the embedded corpus
-    n_train: int = 20000       # embedded corpus: training pairs
-    vocab_size: int = None     # cap on each vocabulary (real corpora); None = every train word
-    units: int = 128           # 128 units learns the embedded grammar in minutes on a CPU
-    layers: int = 2
-    dropout: float = 0.1
-    attention: bool = True
-    impl: str = "fast"         # "nstep" = Chainer's NStepLSTM, the slow reference
-    batchsize: int = 64        # per rank
-    epochs: float = 8
-    iterations: int = None     # stop after this many iterations instead (throughput probes)
-    minutes: float = None      # also stop once this much time has passed (benchmarks)
-    lr: float = 2e-3           # Adam's alpha
-    seed: int = 0
-    out: str = "result/train"
-    gpu: bool = False
-    communicator: str = "auto"  # auto: "ring" over mpiexec's ranks (size one without it)
-    eval_every: float = 1      # epochs between dev-set evaluations (0: only at the end)
-    n_eval: int = 500          # dev/test sentences scored for BLEU
-    snapshot_every: int = 0    # iterations between snapshots (0: none)
-    resume: str = None         # snapshot file to resume from ("auto": the newest in OUT)
-    max_length: int = 60
-    progress: bool = True
-    json: str = None           # metrics file (default OUT/metrics.json)
-    profile: bool = False      # per-rank time breakdown (dlhack.profile)
-    overlap: bool = False      # allreduce gradient buckets during backward (lesson 9)
-    gc_every: int = 50         # collect garbage every N steps on every rank at once (0: Python's
-                               # own collector, whose pauses make the other ranks wait)
-    shard: str = None          # "R/K", one process: train on rank R's shard of a K-rank job
-                               # (the same batches: the benchmark's compute-only ceiling)
-
-
-class TimeLimit:
-    """Stop trigger: the usual epoch/iteration limit, or ``minutes`` of training, whichever
-    comes first. Rank 0's clock decides, every 10 iterations, so all ranks stop together."""
-
-    def __init__(self, limit, minutes, comm):
-        self.limit = chainer.training.get_trigger(limit)
-        self.seconds, self.comm = 60 * minutes, comm
-        self.start = time.perf_counter()
-
-    def get_training_length(self):
-        return self.limit.get_training_length()
-
-    def __call__(self, trainer):
-        if self.limit(trainer):
-            return True
-        if trainer.updater.iteration % 10:
-            return False
-        late = time.perf_counter() - self.start > self.seconds
-        return self.comm.bcast_obj(late)
+    corpus: str = setting(None, "small_parallel_enja-style directory "
+                          "(default: the embedded corpus)", "-c")
+    n_train: int = setting(20000, "embedded corpus: training pairs")
+    vocab_size: int = setting(None, "cap on each vocabulary (default: every training word)")
+    units: int = setting(128, "LSTM units (128 learns the embedded grammar in minutes on a CPU)",
+                         "-u")
+    layers: int = setting(2, "LSTM layers of the encoder and of the decoder", "-l")
+    dropout: float = setting(0.1, "dropout ratio")
+    attention: bool = setting(True, "a decoder without attention")
+    impl: str = setting("fast", "LSTM formulation (nstep: Chainer's NStepLSTM reference)",
+                        choices=("fast", "nstep"))
+    batchsize: int = setting(64, "per rank", "-b")
+    epochs: float = setting(8, "epochs to train", "-e")
+    iterations: int = setting(None, "stop after N iterations instead", "-i")
+    lr: float = setting(2e-3, "Adam's alpha")
+    seed: int = setting(0, "seed of the corpus, the weights and the shuffling", "-s")
+    out: str = setting("result/train", "folder for the log, plots, model and metrics", "-o")
+    gpu: bool = setting(False, "rank r uses GPU intra_rank", "-g")
+    communicator: str = setting("auto", "auto (ring over mpiexec's ranks) | none (this process "
+                                "alone) | naive | ring | mpi | chainermn:naive | chainermn:flat "
+                                "| chainermn:pure_nccl")
+    eval_every: float = setting(1, "epochs between dev evaluations (0: none)")
+    n_eval: int = setting(500, "dev/test sentences to score")
+    snapshot_every: int = setting(0, "iterations between snapshots (0: none)")
+    resume: str = setting(None, "snapshot to resume from ('auto': the newest in OUT)")
+    max_length: int = setting(60, "longest translation, in tokens")
+    progress: bool = setting(True, "no progress line")
+    json: str = setting(None, "metrics file (default OUT/metrics.json)")
+    profile: bool = setting(False, "per-rank time breakdown (dlhack.step_profile)")
+    overlap: bool = setting(False, "allreduce the gradients in buckets while backward runs")
+    # Python's own collector pauses one rank at a time, and the others wait for it.
+    gc_every: int = setting(50, "collect garbage every N steps, on every rank at once "
+                            "(0: Python decides)")
 
 
 def make_communicator(name):
@@ -103,7 +97,12 @@ def make_communicator(name):
 
 
 def load_data(config, comm):
-    """Rank 0 reads the corpus; vocabularies go to every rank, sentences are scattered."""
+    """Rank 0 reads the corpus; vocabularies go to every rank, sentences are scattered.
+
+    Returns:
+        ``((src_vocab, tgt_vocab), train, dev, test)``: this rank's shard of each split, dev and
+        test as ``((src_ids, tgt_ids), reference tokens)`` examples for BLEU.
+    """
     from dlhack.corpus import default_corpus, load_corpus
 
     root = comm.rank == 0
@@ -125,33 +124,25 @@ def load_data(config, comm):
     if n_held_out < comm.size:  # every rank raises together: none is left waiting in a collective
         raise ValueError(f"{n_held_out} dev/test sentences for {comm.size} ranks: every rank "
                          f"needs at least one to evaluate; raise --n-eval to {comm.size} or more")
-    if config.shard:  # one process, doing what rank R of a K-rank job does (no MPI in steps)
-        train = shard_of(train, config.shard, config.seed, comm)
     # Equal lengths keep every rank's iteration count in step.
-    train = scatter_dataset(train, comm, shuffle=not config.shard, seed=config.seed,  # MN: shards
+    train = scatter_dataset(train, comm, shuffle=True, seed=config.seed,  # MN: shards
                             equal_length=True)
     dev = scatter_dataset(dev, comm)    # exact partitions: each sentence scored once
     test = scatter_dataset(test, comm)
     return vocabs, list(train), list(dev), list(test)
 
 
-def shard_of(train, shard, seed, comm):
-    """``train`` cut to the shard rank R of a K-rank job trains on (``shard`` = "R/K"), in
-    the order ``scatter_dataset`` deals it; only for a job of one process."""
-    rank, size = map(int, shard.split("/"))
-    if comm.size != 1 or not 0 <= rank < size:
-        raise ValueError(f"--shard {shard}: one process only, with 0 <= R < K")
-    order = permutation(len(train), shuffle=True, seed=seed)
-    return [train[i] for i in shard_indices(len(train), size, rank, order, equal_length=True)]
-
-
-def train(config, comm=None):
+def train(config, comm=None, load=load_data, stop=None):
     """Train a translator; returns the metrics dict (the same on every rank).
 
     Args:
         config: a ``TrainConfig``.
         comm: a communicator (``dlhack.parallel`` or ChainerMN); by default made from
             ``config.communicator``.
+        load: ``load(config, comm)`` returns what ``load_data`` returns; a benchmark passes
+            its own (``dlhack.bench.training``: one rank's shard, trained alone).
+        stop: the trainer's stop trigger; by default ``config``'s epochs or iterations
+            (``stop_trigger``); ``dlhack.bench.training`` adds a time limit.
     """
     comm = comm or make_communicator(config.communicator)  # MN: every rank; alone: size 1
     device = chainer.get_device(-1)
@@ -159,7 +150,7 @@ def train(config, comm=None):
         device = chainer.get_device(f"@cupy:{comm.intra_rank}")
     device.use()
     np.random.seed(config.seed)
-    (src_vocab, tgt_vocab), train_data, dev, test = load_data(config, comm)
+    (src_vocab, tgt_vocab), train_data, dev, test = load(config, comm)
 
     model = Seq2seq(len(src_vocab), len(tgt_vocab), n_units=config.units,
                     n_layers=config.layers, dropout=config.dropout,
@@ -171,23 +162,15 @@ def train(config, comm=None):
     optimizer.setup(model)
 
     it = BucketIterator(train_data, config.batchsize, seed=config.seed)
-    if config.profile:  # the same step, timed phase by phase
-        updater = ProfilingUpdater(it, optimizer, comm, converter=convert, device=device)
-    else:
-        updater = TimedUpdater(it, optimizer, converter=convert, device=device)
-    updater.collect_every(config.gc_every)
-    stop = (config.iterations, "iteration") if config.iterations else (config.epochs, "epoch")
-    if config.minutes:
-        stop = TimeLimit(stop, config.minutes, comm)
-    trainer = chainer.training.Trainer(updater, stop, out=config.out)
-    if config.eval_every and dev:
-        eval_trigger = (config.eval_every, "epoch")
+    updater = make_updater(config, it, optimizer, comm, device)
+    trainer = chainer.training.Trainer(updater, stop or stop_trigger(config), out=config.out)
+    if config.eval_every and dev:  # the dev loss and BLEU, over every rank's shard
         dev_iter = BucketIterator(dev_pairs(dev), 256, shuffle=False, repeat=False)
         loss_eval = extensions.Evaluator(dev_iter, model, converter=convert, device=device)
         loss_eval = create_multi_node_evaluator(loss_eval, comm)  # MN: mean over all shards
-        trainer.extend(loss_eval, trigger=eval_trigger, name="validation")
+        trainer.extend(loss_eval, trigger=(config.eval_every, "epoch"), name="validation")
         bleu_eval = BleuEvaluator(model, dev, tgt_vocab, comm, max_length=config.max_length)
-        trainer.extend(bleu_eval, trigger=eval_trigger)
+        trainer.extend(bleu_eval, trigger=(config.eval_every, "epoch"))
     if config.snapshot_every or config.resume:
         from dlhack.snapshot import attach_snapshots
 
@@ -198,15 +181,41 @@ def train(config, comm=None):
     start = time.perf_counter()
     trainer.run()
     seconds = time.perf_counter() - start
-    sentences = round(it.epoch_detail * len(train_data)) * comm.size
+    metrics = {"bleu": bleu_of(model, test, tgt_vocab, comm, max_length=config.max_length),
+               **run_summary(config, comm, updater, len(train_data), seconds)}
+    if config.profile:
+        metrics.update(profile_of(updater, config, comm))
+    if comm.rank == 0:
+        metrics["samples"] = samples(model, test[:5], src_vocab, tgt_vocab)
+        report.finish(trainer, model, config, metrics, src_vocab, tgt_vocab)
+    return metrics
 
-    bleu = bleu_of(model, test, tgt_vocab, comm, max_length=config.max_length)
-    metrics = {
-        "bleu": bleu,
+
+def make_updater(config, iterator, optimizer, comm, device):
+    """The training step, timed for the throughput; with ``config.profile``, timed phase by
+    phase as well (``dlhack.step_profile``). Either way it is the same step."""
+    if config.profile:
+        updater = ProfilingUpdater(iterator, optimizer, comm, converter=convert, device=device)
+    else:
+        updater = TimedUpdater(iterator, optimizer, converter=convert, device=device)
+    updater.collect_every(config.gc_every)
+    return updater
+
+
+def stop_trigger(config):
+    """When training stops: after ``config.iterations`` if set, else ``config.epochs``."""
+    return (config.iterations, "iteration") if config.iterations else (config.epochs, "epoch")
+
+
+def run_summary(config, comm, updater, n_train, seconds):
+    """The run's throughput, length and shape (the same on every rank); ``n_train``: this
+    rank's training sentences, ``seconds``: the trainer's whole run."""
+    sentences = round(updater.epoch_detail * n_train) * comm.size  # every rank's, every step
+    return {
         "bleu_tokenization": "sacrebleu corpus BLEU, tokenize='none' on the corpus tokens",
         "sentences_per_sec": updater.throughput(sentences),
         "ranks": comm.size,
-        "epochs": it.epoch_detail,
+        "epochs": updater.epoch_detail,
         "iterations": updater.iteration,
         "seconds": seconds,
         "train_seconds": updater.elapsed,  # timed steps only: no warm-up, no evaluation
@@ -217,20 +226,24 @@ def train(config, comm=None):
         "units": config.units,
         "layers": config.layers,
     }
-    if config.profile:
-        metrics["profile"] = updater.summary()
-        metrics["verdict"] = profile.verdict(metrics["profile"], batchsize=config.batchsize)
-        if comm.rank == 0:
-            print(profile.format_breakdown(metrics["profile"]))
-            print(metrics["verdict"])
+
+
+def profile_of(updater, config, comm):
+    """Every rank's step breakdown, gathered, and its verdict; rank 0 prints both."""
+    summary = updater.summary()
+    verdict = step_profile.verdict(summary, batchsize=config.batchsize)
     if comm.rank == 0:
-        sources = [pair[0] for pair, _ in test[:5]]
-        metrics["samples"] = [
-            {"source": " ".join(src_vocab.decode(x)), "reference": " ".join(ref),
+        print(step_profile.format_breakdown(summary))
+        print(verdict)
+    return {"profile": summary, "verdict": verdict}
+
+
+def samples(model, examples, src_vocab, tgt_vocab):
+    """Source, reference and the model's translation of each ``((src, tgt), reference)``."""
+    sources = [pair[0] for pair, _ in examples]
+    return [{"source": " ".join(src_vocab.decode(x)), "reference": " ".join(ref),
              "translation": " ".join(tgt_vocab.decode(y))}
-            for x, (_, ref), y in zip(sources, test[:5], translate_ids(model, sources))]
-        report.finish(trainer, model, config, metrics, src_vocab, tgt_vocab)
-    return metrics
+            for x, (_, ref), y in zip(sources, examples, translate_ids(model, sources))]
 
 
 def dev_pairs(examples):
@@ -238,48 +251,28 @@ def dev_pairs(examples):
     return [pair for pair, _ in examples]
 
 
+def add_flag(parser, field):
+    """``field``'s flag: ``n_train`` is ``--n-train`` (and its short flag); a bool is a switch,
+    ``--name`` when it is off by default and ``--no-name`` when it is on."""
+    options = dict(field.metadata)
+    short = options.pop("short")
+    name = field.name.replace("_", "-")
+    if field.type is bool:
+        name = f"no-{name}" if field.default else name
+        options["action"] = "store_false" if field.default else "store_true"
+    else:
+        options["type"] = field.type
+    flags = [short, f"--{name}"] if short else [f"--{name}"]
+    parser.add_argument(*flags, dest=field.name, default=field.default, **options)
+
+
 def build_parser():
-    p = argparse.ArgumentParser(prog="dlhack train", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    d = TrainConfig()
-    p.add_argument("-c", "--corpus", help="small_parallel_enja-style directory "
-                   "(default: the embedded corpus)")
-    p.add_argument("--n-train", type=int, default=d.n_train, help="embedded corpus size")
-    p.add_argument("--vocab-size", type=int, help="cap on each vocabulary")
-    p.add_argument("-u", "--units", type=int, default=d.units)
-    p.add_argument("-l", "--layers", type=int, default=d.layers)
-    p.add_argument("--dropout", type=float, default=d.dropout)
-    p.add_argument("--no-attention", dest="attention", action="store_false")
-    p.add_argument("--impl", choices=["fast", "nstep"], default=d.impl,
-                   help="LSTM formulation (nstep: Chainer's NStepLSTM reference)")
-    p.add_argument("-b", "--batchsize", type=int, default=d.batchsize, help="per rank")
-    p.add_argument("-e", "--epochs", type=float, default=d.epochs)
-    p.add_argument("-i", "--iterations", type=int, help="stop after N iterations instead")
-    p.add_argument("--minutes", type=float, help="also stop after this many minutes")
-    p.add_argument("--lr", type=float, default=d.lr, help="Adam's alpha")
-    p.add_argument("-s", "--seed", type=int, default=d.seed)
-    p.add_argument("-o", "--out", default=d.out)
-    p.add_argument("-g", "--gpu", action="store_true", help="rank r uses GPU intra_rank")
-    p.add_argument("--communicator", default=d.communicator,
-                   help="auto (ring over mpiexec's ranks) | none (this process alone) | naive | "
-                        "ring | mpi | chainermn:naive | chainermn:flat | chainermn:pure_nccl")
-    p.add_argument("--eval-every", type=float, default=d.eval_every,
-                   help="epochs between dev evaluations (0: none)")
-    p.add_argument("--n-eval", type=int, default=d.n_eval, help="dev/test sentences to score")
-    p.add_argument("--snapshot-every", type=int, default=d.snapshot_every,
-                   help="iterations between snapshots (0: none)")
-    p.add_argument("--resume", help="snapshot to resume from ('auto': the newest in OUT)")
-    p.add_argument("--max-length", type=int, default=d.max_length)
-    p.add_argument("--no-progress", dest="progress", action="store_false")
-    p.add_argument("--json", help="metrics file (default OUT/metrics.json)")
-    p.add_argument("--profile", action="store_true", help="per-rank time breakdown")
-    p.add_argument("--overlap", action="store_true",
-                   help="allreduce the gradients in buckets while backward runs")
-    p.add_argument("--shard", metavar="R/K", help="one process: train on rank R's shard of a "
-                   "K-rank job (what dlhack bench scaling runs side by side as its ceiling)")
-    p.add_argument("--gc-every", type=int, default=d.gc_every,
-                   help="collect garbage every N steps, on every rank at once (0: Python decides)")
-    return p
+    """``dlhack train``'s command line: one flag per ``TrainConfig`` field, nothing else."""
+    parser = argparse.ArgumentParser(prog="dlhack train", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    for field in dataclasses.fields(TrainConfig):
+        add_flag(parser, field)
+    return parser
 
 
 def main(argv=None):
@@ -291,4 +284,3 @@ def main(argv=None):
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

@@ -4,11 +4,14 @@
   read with ``ast``) has no circles;
 - no arrow runs back up: a room imports only rooms below it in ``LAYERS``;
 - no module is over 300 lines;
+- no module or room is named like a standard-library module (a script run by its path puts its
+  folder first on ``sys.path``, where ``profile.py`` would shadow the one ``cProfile`` imports);
 - the README's library map (made by ``dlhack.tools.libmap``) is current: it names every module.
 """
 import ast
 import importlib
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,7 +30,7 @@ LAYERS = [
     ("dlhack.bleu",),
     ("dlhack.parallel",),
     ("dlhack.evaluation", "dlhack.report", "dlhack.snapshot"),
-    ("dlhack.profile",),
+    ("dlhack.step_profile",),
     ("dlhack.train", "dlhack.translate"),
     ("dlhack.figures",),
     ("dlhack.tools",),
@@ -133,6 +136,12 @@ def test_standalone_scripts_import_no_dlhack():
 def test_module_is_short(name):
     lines = len(MODULES[name].read_text().splitlines())
     assert lines <= MAX_LINES, f"{MODULES[name].relative_to(ROOT)} has {lines} lines (> {MAX_LINES})"
+
+
+def test_no_module_shadows_the_standard_library():
+    shadows = [p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*")
+               if (p.suffix == ".py" or p.is_dir()) and p.stem in sys.stdlib_module_names]
+    assert not shadows, f"named like a standard-library module: {shadows}"
 
 
 def test_readme_library_map_is_current():

@@ -4,7 +4,7 @@
     show(comm, summary, sentences_per_sec, batchsize=32)     # rank 0 prints
 
 The steps are those of ``dlhack train --profile``: the multi-node optimizer's ordinary steps,
-timed from the outside by ``dlhack.profile.ProfilingUpdater`` in phases: data, forward,
+timed from the outside by ``dlhack.step_profile.ProfilingUpdater`` in phases: data, forward,
 backward, wait (a barrier: time spent waiting for the slowest rank), allreduce and optimizer,
 each in milliseconds per step, for every rank.
 """
@@ -13,7 +13,7 @@ import tempfile
 import chainer
 import numpy as np
 
-from dlhack import profile
+from dlhack import step_profile
 from dlhack.corpus import default_corpus
 from dlhack.corpus.batching import BucketIterator
 from dlhack.model.seq2seq import Seq2seq, convert
@@ -30,8 +30,8 @@ def profile_steps(comm, batchsize, iterations=12, units=128, layers=2, n_train=1
     model = Seq2seq(*sizes, n_units=units, n_layers=layers)
     optimizer = create_multi_node_optimizer(chainer.optimizers.Adam(alpha=lr), comm)
     optimizer.setup(model)
-    updater = profile.ProfilingUpdater(BucketIterator(train, batchsize), optimizer, comm,
-                                       converter=convert)
+    updater = step_profile.ProfilingUpdater(BucketIterator(train, batchsize), optimizer, comm,
+                                            converter=convert)
     trainer = chainer.training.Trainer(updater, (iterations, "iteration"),
                                        out=tempfile.gettempdir())
     trainer.run()
@@ -40,9 +40,9 @@ def profile_steps(comm, batchsize, iterations=12, units=128, layers=2, n_train=1
 
 
 def show(comm, summary, sentences_per_sec, batchsize):
-    """Rank 0 prints the breakdown, the throughput and ``dlhack.profile.verdict``."""
+    """Rank 0 prints the breakdown, the throughput and ``dlhack.step_profile.verdict``."""
     if comm.rank == 0:
-        print(profile.format_breakdown(summary))
+        print(step_profile.format_breakdown(summary))
         print(f"{sentences_per_sec:.1f} sentences/s on {comm.size} rank(s), "
               f"batch {batchsize} per rank")
-        print("verdict:", profile.verdict(summary, batchsize=batchsize))
+        print("verdict:", step_profile.verdict(summary, batchsize=batchsize))

@@ -3,10 +3,13 @@
     dlhack bench corpus                                   # ../shared/data/small_parallel_enja
     dlhack bench corpus --corpus DIR --minutes 25 --ranks 2 --units 256 --layers 2
 
-Data-parallel under mpiexec (one BLAS thread per rank). Training stops at ``--epochs`` or after
-``--minutes``, whichever comes first; dev BLEU is reported every epoch, test BLEU and sample
-translations at the end. For scale: an LSTM with attention (512 units, 30 epochs) is reported
-at about 37 BLEU on small_parallel_enja.
+Data-parallel under mpiexec (one BLAS thread per rank), through ``python -m
+dlhack.bench.training``: ``dlhack train`` with a time budget. Training stops at ``--epochs`` or
+after ``--minutes``, whichever comes first; dev BLEU is reported every epoch, test BLEU and
+sample translations at the end. For scale: an LSTM with attention (512 units, 30 epochs) is
+reported at about 37 BLEU on small_parallel_enja.
+
+Cost: ``--minutes`` of training on ``--ranks`` cores, plus loading and evaluation.
 """
 import argparse
 import json
@@ -39,10 +42,10 @@ def main(argv=None):
         return 2
     print(f"BLAS: {blas_info()}; {args.ranks} ranks x 1 thread; budget {args.minutes} min")
     cmd, env = mpiexec_command(args.ranks, [
-        sys.executable, "-m", "dlhack.train", "--corpus", args.corpus, "--units", args.units,
-        "--layers", args.layers, "--batchsize", args.batchsize, "--epochs", args.epochs,
-        "--minutes", args.minutes, "--vocab-size", args.vocab_size, "--dropout", args.dropout,
-        "--no-progress", "--out", args.out])
+        sys.executable, "-m", "dlhack.bench.training", "--corpus", args.corpus,
+        "--units", args.units, "--layers", args.layers, "--batchsize", args.batchsize,
+        "--epochs", args.epochs, "--minutes", args.minutes, "--vocab-size", args.vocab_size,
+        "--dropout", args.dropout, "--no-progress", "--out", args.out])
     subprocess.run(cmd, env=env, check=True)
     metrics = json.loads((Path(args.out) / "metrics.json").read_text())
     print(f"\nsmall_parallel_enja test BLEU {metrics['bleu']:.1f} after {metrics['epochs']:.1f} "

@@ -5,27 +5,24 @@
     dlhack bench scaling --overlap             # also k ranks with the overlapped allreduce
     dlhack bench scaling --compare-gc          # also k ranks with Python's own collector
 
-Each point runs ``mpiexec -n k python -m dlhack.train --profile --epochs 1`` (one BLAS
-thread per rank) and reads its throughput and per-rank time breakdown. A whole epoch, not a
-few steps: every rank count then trains on the same sentences, the same mix of short and long
-ones (``--iterations N`` measures N steps instead, quicker and noisier). The rank counts
-alternate within each repeat, and so does the order of each count's variants (plain,
-overlapped, Python gc, the ceiling), so slow spells of a noisy machine hit all of them alike.
-Weak-scaling efficiency at k ranks = throughput(k) / (k x throughput(1)).
+Each point is ``mpiexec -n k python -m dlhack.train --profile --epochs 1`` (one BLAS thread per
+rank): its throughput and per-rank time breakdown. A whole epoch, so every rank count trains on
+the same sentences (``--iterations N``: N steps, quicker and noisier). Weak-scaling efficiency
+at k ranks = throughput(k) / (k x throughput(1)), each repeat paired with its own 1-rank run;
+the rank counts, and the order of each count's variants, turn round every repeat, so a slow
+spell of a noisy machine hits all of them alike.
 
-The honest ceiling: k ranks on one machine also share its cores, caches and memory bus, so
-each computes more slowly than one process alone, with no communication at all. For every
-k > 1 each repeat also runs k independent single processes side by side, process i training
-alone on rank i's shard of the k-rank run (``dlhack train --shard i/k``: the same batches in
-the same order, the same number of steps, no MPI in a step), and adds up their throughput: the
-compute-only ceiling. The k-rank efficiency is reported as is and as a fraction
-of that ceiling (throughput(k) / ceiling(k)); what is left below 1 there is communication and
-waiting. ``--overlap`` adds, in every repeat, a k-rank run with ``dlhack train --overlap``
-(gradient buckets allreduced during backward, with MPI's Iallreduce; the plain runs use the
-ring). ``--compare-gc`` adds, in every repeat, a k-rank run with ``--gc-every 0`` (Python's
-collector pausing each rank when it likes, as before ``parallel/gcstep.py``). A profiler that does not see the overlap's hook charges backward and the communication
-left exposed to its "allreduce" lap; this report then shows that sum as "backward".
-Writes JSON and a PNG (breakdown per step as stacked bars, efficiency as lines).
+The ceiling: k ranks on one machine share its cores, caches and memory bus. For every k > 1,
+each repeat also runs k single processes side by side, process i alone on rank i's shard of
+the k-rank run (``python -m dlhack.bench.training --shard i/k``: the same batches and steps,
+no MPI in a step), and adds up their throughput. The k-rank throughput over that ceiling is
+what communication and waiting leave. ``--overlap`` adds a k-rank run with ``--overlap``
+(buckets allreduced during backward; its "backward" then includes the communication it
+hides), ``--compare-gc`` one with ``--gc-every 0`` (Python's collector, as before
+``parallel/gcstep.py``).
+
+Cost: repeats x (every rank count, and for k > 1 each variant asked for) training runs of one
+epoch each; writes JSON and a PNG (breakdown per step as stacked bars, efficiency as lines).
 """
 import argparse
 import copy
@@ -36,7 +33,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from dlhack import profile
+from dlhack import step_profile
 from dlhack.atomic import write_json
 from dlhack.bench.model import blas_info
 from dlhack.tools.mpiexec import mpiexec_command
@@ -44,10 +41,11 @@ from dlhack.tools.mpiexec import mpiexec_command
 
 def train_command(ranks, args, out, overlap=False, shard=None):
     """``(cmd, env)`` of one ``dlhack train --profile`` run on ``ranks`` ranks; ``shard``
-    ("R/K"): one process alone on rank R's shard of a K-rank run."""
+    ("R/K"): one process alone on rank R's shard of a K-rank run (``dlhack.bench.training``)."""
     iterations = args.iterations
     length = ["--iterations", str(iterations)] if iterations else ["--epochs", str(args.epochs)]
-    argv = [sys.executable, "-m", "dlhack.train", "--profile", *length, "--eval-every", "0",
+    module = "dlhack.bench.training" if shard else "dlhack.train"
+    argv = [sys.executable, "-m", module, "--profile", *length, "--eval-every", "0",
             "--n-eval", "8", "--batchsize", str(args.batchsize), "--units", str(args.units),
             "--layers", str(args.layers), "--gc-every", str(args.gc_every), "--no-progress",
             "--out", str(out)]
@@ -69,7 +67,7 @@ def run_point(ranks, args, out, overlap=False):
 
 def run_alone(k, args, out):
     """``k`` independent processes side by side (the ceiling), process ``i`` training alone on
-    rank ``i``'s shard of the k-rank run (``dlhack train --shard i/k``: the same batches, the
+    rank ``i``'s shard of the k-rank run (``--shard i/k``: the same batches, the
     same number of steps, no MPI in a step); returns their metrics, summed: throughput added
     up, each process's breakdown as one "rank" of the profile."""
     procs = []
@@ -97,9 +95,9 @@ def summarise(runs, baseline, args):
         results[str(k)] = {
             "sentences_per_sec": speeds, "median": statistics.median(speeds),
             "efficiency": statistics.median(effs), "efficiencies": effs,
-            "breakdown_ms": profile.mean_breakdown(typical["profile"]),
+            "breakdown_ms": step_profile.mean_breakdown(typical["profile"]),
             "profile": typical["profile"],
-            "verdict": profile.verdict(typical["profile"], baseline=baseline[1][0]["profile"],
+            "verdict": step_profile.verdict(typical["profile"], baseline=baseline[1][0]["profile"],
                                        batchsize=args.batchsize),
             "runs": ms,  # dropped before the JSON is written
         }
@@ -118,7 +116,7 @@ def plot(results, ceiling, overlap, path):
     bars += [(f"{k}\nalone", ceiling[k]) for k in ranks if k in ceiling]
     fig, (ax_bar, ax_eff) = plt.subplots(1, 2, figsize=(11, 3.8))
     bottom = [0.0] * len(bars)
-    for phase in profile.PHASES:
+    for phase in step_profile.PHASES:
         heights = [r["breakdown_ms"][phase] for _, r in bars]
         ax_bar.bar([label for label, _ in bars], heights, bottom=bottom, label=phase)
         bottom = [b + h for b, h in zip(bottom, heights)]
@@ -146,7 +144,7 @@ def plot(results, ceiling, overlap, path):
     plt.close(fig)
 
 
-def main(argv=None):
+def parse_args(argv):
     p = argparse.ArgumentParser(prog="dlhack bench scaling", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-n", "--ranks", type=int, nargs="+", default=[1, 2])
@@ -171,86 +169,111 @@ def main(argv=None):
     args = p.parse_args(argv)
     if 1 not in args.ranks:
         args.ranks = [1] + args.ranks  # efficiency is relative to one rank
-    out = Path(args.out)
-    print(f"BLAS: {blas_info()}; {args.threads} thread(s) per rank")
-    many = [k for k in args.ranks if k > 1]
-    runs = {k: [] for k in args.ranks}
-    alone = {k: [] for k in many if args.ceiling}
-    overlapped = {k: [] for k in many if args.overlap}
-    gc_off = {k: [] for k in many if args.compare_gc}
+    return args
+
+
+def plan_of(k, args, tables, out):
+    """The runs of one repeat at ``k`` ranks: ``[(name, table, run)]``, the plain run first."""
+    runs, overlapped, gc_off, alone = tables
     args_gc_off = copy.copy(args)
     args_gc_off.gc_every = 0
+    plan = [("plain", runs, partial(run_point, k, args, out / f"n{k}"))]
+    if k in overlapped:
+        plan.append(("overlapped", overlapped,
+                     partial(run_point, k, args, out / f"n{k}-overlap", overlap=True)))
+    if k in gc_off:
+        plan.append(("Python gc", gc_off,
+                     partial(run_point, k, args_gc_off, out / f"n{k}-gc-off")))
+    if k in alone:  # each process: one rank's shard, batches and steps
+        plan.append((f"{k} alone side by side", alone,
+                     partial(run_alone, k, args, out / f"alone{k}")))
+    return plan
+
+
+def run_repeats(args, out):
+    """Every repeat of every run; returns ``(runs, overlapped, gc_off, alone)``, each
+    ``{k: [metrics per repeat]}``."""
+    many = [k for k in args.ranks if k > 1]
+    tables = ({k: [] for k in args.ranks}, {k: [] for k in many if args.overlap},
+              {k: [] for k in many if args.compare_gc}, {k: [] for k in many if args.ceiling})
+    runs, alone = tables[0], tables[3]
     for repeat in range(args.repeats):
         for k in args.ranks:
+            plan = plan_of(k, args, tables, out)
             # The variants of one rank count, in an order that turns round every repeat, so
             # that a slow spell does not always hit the same one.
-            plan = [("plain", runs, partial(run_point, k, args, out / f"n{k}"))]
-            if k in overlapped:
-                plan.append(("overlapped", overlapped,
-                             partial(run_point, k, args, out / f"n{k}-overlap", overlap=True)))
-            if k in gc_off:
-                plan.append(("Python gc", gc_off,
-                             partial(run_point, k, args_gc_off, out / f"n{k}-gc-off")))
-            if k in alone:  # each process: one rank's shard, batches and steps
-                plan.append((f"{k} alone side by side", alone,
-                             partial(run_alone, k, args, out / f"alone{k}")))
             shift = repeat % len(plan)
             for _, table, run in plan[shift:] + plan[:shift]:
                 table[k].append(run())
-            line = f"repeat {repeat + 1}: {k} rank(s) {runs[k][-1]['sentences_per_sec']:8.1f} " \
-                   f"sentences/s" + "".join(f", {name} {table[k][-1]['sentences_per_sec']:8.1f}"
-                                            for name, table, _ in plan[1:])
             if k in alone and alone[k][-1]["iterations"] != runs[k][-1]["iterations"]:
                 raise RuntimeError(f"the side-by-side runs took {alone[k][-1]['iterations']} "
                                    f"steps, a rank of the {k}-rank run {runs[k][-1]['iterations']}")
-            print(line, flush=True)
-    results = summarise(runs, runs, args)
-    ceiling = summarise(alone, runs, args)
-    overlap = summarise(overlapped, runs, args)
-    python_gc = summarise(gc_off, runs, args)
-    for key in map(str, many):  # each repeat's k-rank run over the ceiling run of that repeat
-        if key not in ceiling:
-            continue
-        results[key]["ceiling_efficiency"] = ceiling[key]["efficiency"]
+            print(f"repeat {repeat + 1}: {k} rank(s) {runs[k][-1]['sentences_per_sec']:8.1f} "
+                  "sentences/s" + "".join(f", {name} {table[k][-1]['sentences_per_sec']:8.1f}"
+                                          for name, table, _ in plan[1:]), flush=True)
+    return tables
+
+
+def against_ceiling(results, ceiling, overlap, python_gc):
+    """Each repeat's k-rank run over the ceiling run of that repeat, as ``of_ceiling``."""
+    for key, c in ceiling.items():
+        results[key]["ceiling_efficiency"] = c["efficiency"]
         for name, table in (("of_ceiling", results), ("overlap_of_ceiling", overlap),
                             ("gc_off_of_ceiling", python_gc)):
             if key in table:
                 table[key]["of_ceiling"] = statistics.median(
-                    m["sentences_per_sec"] / c["sentences_per_sec"]
-                    for m, c in zip(table[key]["runs"], ceiling[key]["runs"]))
+                    m["sentences_per_sec"] / a["sentences_per_sec"]
+                    for m, a in zip(table[key]["runs"], c["runs"]))
                 results[key][name] = table[key]["of_ceiling"]
+
+
+VARIANTS = (("overlapped", "overlap"), ("Python gc", "gc_off"), ("alone (ceiling)", "ceiling"))
+
+
+def print_report(args, tables):
+    """The table of throughput and efficiencies, then each run's breakdown per step."""
+    results = tables["results"]
     one = results["1"]["median"]
     print(f"\n{'run':>18} {'sentences/s':>12} {'speed-up':>9} {'efficiency':>11} "
           f"{'of ceiling':>11}")
     for k in args.ranks:
-        rows = [(f"{k} rank(s)", results)] + [(f"{k} {name}", table) for name, table in (
-            ("overlapped", overlap), ("Python gc", python_gc),
-            ("alone (ceiling)", ceiling)) if str(k) in table]
+        rows = [(f"{k} rank(s)", results)] + [(f"{k} {name}", tables[key])
+                                              for name, key in VARIANTS if str(k) in tables[key]]
         for label, table in rows:
             r = table[str(k)]
             frac = f"{r['of_ceiling']:>11.3f}" if "of_ceiling" in r else f"{'':>11}"
             print(f"{label:>18} {r['median']:>12.1f} {r['median'] / one:>9.2f} "
                   f"{r['efficiency']:>11.3f} {frac}")
+    titles = {"overlap": "overlapped (backward includes the allreduce it hides)",
+              "gc_off": "with Python's own garbage collector (--gc-every 0)",
+              "ceiling": "alone, side by side (no MPI)"}
     for k in args.ranks:
-        print(f"\n{k} rank(s), ms per step:\n{profile.format_breakdown(results[str(k)]['profile'])}")
+        table = step_profile.format_breakdown(results[str(k)]["profile"])
+        print(f"\n{k} rank(s), ms per step:\n{table}")
         if k > 1:
             print(results[str(k)]["verdict"])
-        if str(k) in overlap:
-            print(f"{k} rank(s) overlapped (backward includes the allreduce it hides), ms per "
-                  f"step:\n{profile.format_breakdown(overlap[str(k)]['profile'])}")
-        if str(k) in python_gc:
-            print(f"{k} rank(s) with Python's own garbage collector (--gc-every 0), ms per "
-                  f"step:\n{profile.format_breakdown(python_gc[str(k)]['profile'])}")
-        if str(k) in ceiling:
-            print(f"{k} processes alone, side by side (no MPI), ms per step:\n"
-                  f"{profile.format_breakdown(ceiling[str(k)]['profile'])}")
-    for table in (results, ceiling, overlap, python_gc):
+        for key, title in titles.items():
+            if str(k) in tables[key]:
+                table = step_profile.format_breakdown(tables[key][str(k)]["profile"])
+                print(f"{k} {'processes' if key == 'ceiling' else 'rank(s)'} {title}, "
+                      f"ms per step:\n{table}")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    out = Path(args.out)
+    print(f"BLAS: {blas_info()}; {args.threads} thread(s) per rank")
+    runs, overlapped, gc_off, alone = run_repeats(args, out)
+    tables = {"results": summarise(runs, runs, args), "ceiling": summarise(alone, runs, args),
+              "overlap": summarise(overlapped, runs, args),
+              "gc_off": summarise(gc_off, runs, args)}
+    against_ceiling(tables["results"], tables["ceiling"], tables["overlap"], tables["gc_off"])
+    print_report(args, tables)
+    for table in tables.values():
         for r in table.values():
             del r["runs"]
-    write_json(out / "scaling.json", {"blas": blas_info(), "args": vars(args),
-                                      "results": results, "ceiling": ceiling,
-                                      "overlap": overlap, "gc_off": python_gc})
-    plot(results, ceiling, overlap, out / "scaling.png")
+    write_json(out / "scaling.json", {"blas": blas_info(), "args": vars(args), **tables})
+    plot(tables["results"], tables["ceiling"], tables["overlap"], out / "scaling.png")
     print(f"\nwrote {out / 'scaling.json'} and {out / 'scaling.png'}")
     return 0
 

@@ -88,7 +88,7 @@ def step_breakdowns(profiles, phases, title):
 
     Args:
         profiles: run name (``..._broken.py``/``..._fixed.py``) -> rank -> ms per phase.
-        phases: the phases to stack, in order (``dlhack.profile.PHASES``).
+        phases: the phases to stack, in order (``dlhack.step_profile.PHASES``).
         title: the figure's title.
     """
     import matplotlib.pyplot as plt

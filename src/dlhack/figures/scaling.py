@@ -8,7 +8,7 @@ def speedup(one, two, phases):
     Args:
         one, two: the 1- and 2-rank results of ``scaling.json`` (``median``,
             ``sentences_per_sec``, ``profile``).
-        phases: the profiler's phases, in order (``dlhack.profile.PHASES``).
+        phases: the profiler's phases, in order (``dlhack.step_profile.PHASES``).
     """
     import matplotlib.pyplot as plt
 

@@ -14,7 +14,7 @@ import pytest
 from mpi4py import MPI
 
 from dlhack.parallel import Communicator, create_communicator, create_multi_node_optimizer
-from dlhack.profile import PHASES, ProfilingUpdater, format_breakdown, verdict
+from dlhack.step_profile import PHASES, ProfilingUpdater, format_breakdown, verdict
 
 
 def summary(*per_rank, threads=1):

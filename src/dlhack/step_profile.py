@@ -1,6 +1,7 @@
 """Where each rank's training step goes: data, forward, backward, wait, allreduce, optimizer.
 
     mpiexec -n 2 dlhack train --profile --iterations 50     # prints the breakdown on rank 0
+    updater = ProfilingUpdater(iterator, optimizer, comm, converter=convert)   # in a script
 
 ``ProfilingUpdater`` runs the ordinary ``StandardUpdater`` step through the multi-node
 optimizer, unchanged, and times it from the outside: for the length of a step it wraps the
@@ -9,6 +10,9 @@ optimizer's ``update`` (optimizer), and puts an MPI barrier just before the allr
 the time spent waiting for the slowest rank ("wait") is measured apart from the allreduce
 itself. ``verdict`` turns a breakdown into the usual diagnosis when a parallel run is slower
 than it should be (lesson 6).
+
+Cost: one barrier per step (a profiled run keeps its ranks in step), and on a GPU one device
+synchronisation per phase; ``summary`` gathers one small dict per rank, once at the end.
 """
 import os
 import time
