@@ -4,6 +4,7 @@ its naive and overlapped classes are siblings that stand in for the Chainer opti
 The overlapped path's own tests (buckets, events) are in ``test_overlap.py``.
 """
 import copy
+import tempfile
 
 import chainer
 import chainer.links as L
@@ -171,7 +172,7 @@ def classifier(seed=0):
     return L.Classifier(make_mlp(seed=seed, dtype=np.float64))
 
 
-def train_with_trainer(make_optimizer, overlap, comm, examples, b, stop, tmp_path, state=None):
+def train_with_trainer(make_optimizer, overlap, comm, examples, b, stop, state=None):
     """Chainer's Trainer and StandardUpdater on this rank's ``examples``, ``b`` per step, until
     iteration ``stop``, from ``state`` (a serialized trainer) if given; returns the model and the
     trainer's state."""
@@ -180,17 +181,18 @@ def train_with_trainer(make_optimizer, overlap, comm, examples, b, stop, tmp_pat
                                             bucket_bytes=256).setup(model)
     it = chainer.iterators.SerialIterator(examples, b, shuffle=False)
     updater = chainer.training.StandardUpdater(it, optimizer)
-    trainer = chainer.training.Trainer(updater, (stop, "iteration"), out=str(tmp_path))
-    if state is not None:
-        trainer.serialize(chainer.serializers.NpzDeserializer(state))
-    trainer.run()
+    with tempfile.TemporaryDirectory() as out:  # the Trainer wants one; nothing is written
+        trainer = chainer.training.Trainer(updater, (stop, "iteration"), out=out)
+        if state is not None:
+            trainer.serialize(chainer.serializers.NpzDeserializer(state))
+        trainer.run()
     saved = {}
     trainer.serialize(chainer.serializers.DictionarySerializer(saved))
     return model, saved
 
 
 @pytest.mark.mpi(ranks=[1, 2, 3], timeout=120)
-def test_trainer_and_a_resumed_trainer_equal_single_process_big_batch(mpi_comm, tmp_path):
+def test_trainer_and_a_resumed_trainer_equal_single_process_big_batch(mpi_comm):
     rank, size = mpi_comm.rank, mpi_comm.size
     b, steps = 2, 6
     batches = [mlp_examples(b * size, seed=step, dtype=np.float64) for step in range(steps)]
@@ -206,10 +208,9 @@ def test_trainer_and_a_resumed_trainer_equal_single_process_big_batch(mpi_comm, 
     single = train_single(classifier, make_adam, batches, lossfun)
     results = {}
     for overlap in (False, True):
-        whole, _ = train_with_trainer(make_adam, overlap, comm, mine, b, steps, tmp_path)
-        _, halfway = train_with_trainer(make_adam, overlap, comm, mine, b, steps // 2, tmp_path)
-        resumed, _ = train_with_trainer(make_adam, overlap, comm, mine, b, steps, tmp_path,
-                                        state=halfway)
+        whole, _ = train_with_trainer(make_adam, overlap, comm, mine, b, steps)
+        _, halfway = train_with_trainer(make_adam, overlap, comm, mine, b, steps // 2)
+        resumed, _ = train_with_trainer(make_adam, overlap, comm, mine, b, steps, state=halfway)
         results[overlap] = (max_difference(parameters(whole), single),
                             max_difference(parameters(resumed), parameters(whole)),
                             int(halfway["updater/optimizer:main/t"]))
