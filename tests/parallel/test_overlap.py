@@ -15,6 +15,7 @@ from tiny_mlp import make_mlp, mlp_examples, mlp_loss
 
 from dlhack.parallel import create_communicator, create_multi_node_optimizer, equivalence
 from dlhack.parallel.equivalence import max_difference, parameters, train_both
+from dlhack.parallel.overlap import Bucket
 
 BUCKETS = {"one bucket": 1 << 30, "a bucket per parameter": 1}
 
@@ -120,7 +121,7 @@ def test_buckets_start_during_backward_and_reduce_each_gradient_once(mpi_comm):
         "the first bucket waited past the middle of backward (are the nodes that stack the "
         "LSTM's weights still run last?)")
     assert sum(1 for kind in kinds[:backward[-1]] if kind == "start") >= len(hook.layout) - 1
-    assert comm.started == [buffer.nbytes for buffer in hook._buffers], "one allreduce a bucket"
+    assert comm.started == [bucket.buffer.nbytes for bucket in hook.buckets], "one a bucket"
     assert sum(comm.started) == sum(p.array.nbytes for p in params.values())
     assert max_difference(grads, naive_grads) < 1e-12, "summed once and divided by size"
 
@@ -139,3 +140,49 @@ def test_overlap_needs_the_loss_function_path():
     with pytest.raises(ValueError, match="zero_fill"):
         create_multi_node_optimizer(chainer.optimizers.SGD(), comm, overlap=True,
                                     zero_fill=False)
+
+
+@pytest.mark.mpi(ranks=[1, 2, 3], timeout=60)
+def test_a_bucket_is_complete_after_init_and_sums_its_gradients(mpi_comm):
+    rank, size = mpi_comm.rank, mpi_comm.size
+    comm = create_communicator("mpi", mpi_comm=mpi_comm)
+    params = dict(sorted(make_mlp().namedparams()))
+    bucket = Bucket(["/l2/b", "/l1/W"], params, np.float64)
+    fields = set(vars(bucket))
+    ready_at_init = bucket.ready  # no consumers counted yet
+    bucket.reset({"/l2/b": ["node a", "node b"], "/l1/W": ["node c"]})  # two nodes use l2/b
+    ready = [bucket.ready]
+    for name, share in (("/l2/b", np.full(3, rank + 1.0)), ("/l2/b", np.full(3, 10.0)),
+                        ("/l1/W", np.full((8, 5), rank + 1.0))):
+        bucket.add(name, share)
+        bucket.count_down(name)
+        ready.append(bucket.ready)
+    bucket.start(comm)
+    was_in_flight = bucket.wait()
+    total = size * (size + 1) / 2  # sum over ranks of rank + 1
+
+    assert fields == {"names", "buffer", "views", "uses_left", "request"}
+    assert set(vars(bucket)) == fields, "a step added state that __init__ did not set"
+    assert ready_at_init and ready == [False, False, False, True]
+    assert was_in_flight and bucket.request is None and not bucket.wait()
+    assert bucket.buffer.shape == (3 + 40,) and bucket.buffer.dtype == np.float64
+    assert np.shares_memory(bucket.views["/l1/W"], bucket.buffer)
+    np.testing.assert_array_equal(bucket.views["/l2/b"], total + 10.0 * size)
+    np.testing.assert_array_equal(bucket.buffer[3:], np.full(40, total))
+    bucket.reset({"/l2/b": [], "/l1/W": []})
+    assert not bucket.buffer.any() and bucket.ready
+
+
+def test_the_hook_holds_all_its_state_from_init():
+    from mpi4py import MPI
+
+    comm = create_communicator("ring", mpi_comm=MPI.COMM_SELF.Dup())
+    model = make_mlp()
+    optimizer = create_multi_node_optimizer(chainer.optimizers.SGD(), comm, overlap=True,
+                                            bucket_bytes=64).setup(model)
+    hook = optimizer.overlap
+    fields = set(vars(hook))
+    optimizer.update(mlp_loss, model, mlp_examples(4))
+    assert set(vars(hook)) == fields, "a step added state that __init__ did not set"
+    assert len(hook.buckets) > 1 and hook.layout == [bucket.names for bucket in hook.buckets]
+    assert all(set(vars(bucket)) == set(vars(hook.buckets[0])) for bucket in hook.buckets)

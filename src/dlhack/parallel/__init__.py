@@ -17,7 +17,8 @@ and bytes):
 - ``allreduce_mpi``        lesson 2: MPI's own Allreduce (the reference)
 - ``hosts``                lesson 3: intra_rank / inter_rank from host names
 - ``communicator``         lesson 3: ranks, bcast_data, multi_node_mean_grad, object messages
-- ``optimizer``            lesson 3: the multi-node optimizer
+- ``optimizer``            lesson 3: the multi-node optimizer, naive (``MultiNodeOptimizer``)
+                           beside overlapped (``OverlappedMultiNodeOptimizer``, lesson 9)
 - ``scatter``              lesson 3: dataset and index scattering
 - ``evaluator``            lesson 3: sample-weighted evaluation and corpus BLEU over ranks
 - ``equivalence``          lesson 3: N ranks x batch b == one process x batch N*b, the check
@@ -26,8 +27,8 @@ and bytes):
 - ``schedules``            lesson 5: learning-rate and batch-size schedules for large batches
 - ``p2p``                  lesson 7: send/recv of variables whose gradients flow back
 - ``model_parallel``       lesson 7: the translator split over two ranks, encoder and decoder
-- ``overlap``              lesson 9: gradient buckets allreduced while backward runs (the fast
-                           path of ``optimizer``: ``overlap=True``)
+- ``overlap``              lesson 9: the overlapped path's hook and its ``Bucket``s, allreduced
+                           while backward runs (``overlap=True``)
 - ``slowlink``             lesson 9: a communicator whose allreduce takes alpha + n beta
 """
 from dlhack.parallel.communicator import Communicator, create_communicator

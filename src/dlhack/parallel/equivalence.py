@@ -13,8 +13,8 @@ If ``lossfun`` is a mean over the batch's examples and every slice has the same 
 averaged gradient is exactly the big-batch gradient, so the two end up equal up to rounding.
 With a loss averaged over tokens (a translator), equal token counts per slice are needed too.
 
-Used by the tests (``tests/parallel``) and the grader; the lesson "The multi-node optimizer"
-runs it live.
+Used by the tests (``tests/parallel``) and the grader; lesson 5 quotes this docstring, and
+lesson 9 ("Hiding communication") runs the check live.
 """
 import chainer
 import numpy as np

@@ -2,53 +2,24 @@
 
     optimizer = create_multi_node_optimizer(Adam(), comm, overlap=True, bucket_bytes=1 << 20)
     optimizer.update(lossfun, *args)    # the loss-function path: the Trainer's way of calling it
+    optimizer.overlap.events            # the last step: nodes run backward, buckets started, done
 
-The naive path (``optimizer.py`` without ``overlap``) runs the whole backward pass, then one
-blocking allreduce of every gradient: computation and communication take turns, and the
-allreduce is paid in full at every step. Backward, though, finishes with the last layers first.
-Here the gradients travel in *buckets* as soon as they are complete, so the last layers'
-gradients are summed while the first layers' are still being computed (PyTorch's
-``DistributedDataParallel`` does the same with its gradient buckets):
-
-1. Before backward, ``prepare`` walks the graph from the loss and counts, for every parameter,
-   the function nodes that take it as an input (in the fast LSTM a layer's gate weights go
-   through one ``concat`` node each). Those nodes' ``backward`` is wrapped so that the
-   parameter's share of the gradient is added into the parameter's place in its bucket.
-2. The buckets are the parameters in the order backward should finish with them, cut every
-   ``bucket_bytes``. Rank 0 plans them from its graph and broadcasts the plan once, so every
-   rank packs the same parameters into the same buckets (MPI needs every rank to start the
-   same collectives in the same order).
-3. During backward, this ``FunctionHook``'s ``backward_postprocess`` counts down each
-   parameter's consumers. When every parameter of a bucket is complete, and every bucket
-   before it has started, the bucket's sum starts with a nonblocking ``Iallreduce``. MPICH
-   moves a nonblocking collective forward only inside MPI calls (on every rank), so the hook
-   also calls ``Test`` on the buckets in flight after every function node. A long node (a
-   fast-LSTM layer) still stalls it; ``MPIR_CVAR_ASYNC_PROGRESS=1`` gives MPICH a progress
-   thread, which needs a core to spare.
-4. After backward, ``finish`` starts what is left, waits for every bucket, divides by ``size``
-   and writes the mean into every ``param.grad``: the same result as ``multi_node_mean_grad``
-   with ``zero_fill=True`` (a parameter unused on a rank adds zeros).
-
-Chainer detail: backward runs function nodes from the highest ``rank`` (distance from the
-inputs) down, and a node whose inputs are all leaves (``concat`` of parameters, ``EmbedID``) has
-rank 0, so it would run at the very end however early its gradient is ready. ``prepare`` gives
-each such node a rank just below its lowest consumer's, which is still a valid order, so that
-the fast LSTM's weights are complete as soon as their layer's backward has run.
-
-What it overlaps: the allreduce of every bucket but the last with the backward computation
-that follows it. What it cannot: the last bucket (the first layers, the embeddings) starts when
-backward ends, and the optimizer step needs every bucket. ChainerMN's ``double_buffering``
-hides the rest by using the previous step's gradients (one step stale); this stays exact.
+The machinery of ``OverlappedMultiNodeOptimizer`` (``optimizer.py``, beside the naive
+``MultiNodeOptimizer``). ``BucketedMeanGrad``, a ``FunctionHook``, holds a list of ``Bucket``s:
+each gathers the gradients of a few parameters and starts its own nonblocking allreduce as soon
+as backward has completed all of them; ``finish`` waits for the rest and writes the mean into
+every ``param.grad``, as ``multi_node_mean_grad`` with ``zero_fill=True`` would.
 
 Cost, for ``n`` gradient elements of itemsize ``s`` in ``k`` buckets, per step: the same
 ``n * s`` bytes as one allreduce, in ``k`` messages (``k`` latencies instead of one); a copy of
-every gradient into its bucket and one back (the naive path packs and unpacks too); a walk of
-the graph and one ``Test`` per bucket in flight per function node. Once, or when the
-parameters change: one ``bcast_obj`` of the plan. The sum is MPI's own (``Iallreduce`` on
-``comm.mpi_comm``), whatever allreduce algorithm ``comm`` was made with; a communicator that
-has an ``iallreduce(buffer)`` method (``dlhack.parallel.slowlink``) is used instead.
+every gradient into its bucket and one back; a walk of the graph, and a ``Test`` of every
+bucket in flight after each function node. When the parameters change (the first step): one
+``bcast_obj`` of the plan. The sum is MPI's ``Iallreduce`` on ``comm.mpi_comm``, whatever
+allreduce ``comm`` was made with, or ``comm.iallreduce(buffer)`` where there is one
+(``dlhack.parallel.slowlink``).
 
-Lesson 9: "Hiding communication". The naive path is ``optimizer.py``.
+How it works, what it hides and what it cannot: lesson 9, "Hiding communication"
+(lessons/09_overlap.ipynb).
 """
 import math
 import time
@@ -74,7 +45,7 @@ def consumers(loss, params):
     """``{name: [function nodes taking that parameter as input]}`` in the graph of ``loss``.
 
     Also moves every node whose inputs are all leaves to a rank just below its lowest
-    consumer's (see the module docstring), so that backward runs it as early as it may.
+    consumer's (lesson 9, section 2), so that backward runs it as early as it may.
     """
     names = {param.node: name for name, param in params.items()}
     uses = {name: [] for name in params}
@@ -120,25 +91,98 @@ def plan_buckets(params, uses, bucket_bytes):
     return [bucket for bucket in buckets if bucket]
 
 
+class Bucket:
+    """A few parameters whose gradients travel together: one buffer, one nonblocking allreduce.
+
+    Args:
+        names: the parameters, in the order their gradients sit in ``buffer``.
+        params: ``{name: chainer.Parameter}``, initialised, holding at least ``names``.
+        dtype: the buffer's dtype: the precision of the sum.
+
+    ``views[name]`` is that parameter's slice of ``buffer``. ``reset`` starts a step;
+    ``uses_left[name]`` then counts the function nodes whose backward has yet to add their share
+    of that gradient; ``request`` is the allreduce while it is in flight, ``None`` otherwise.
+    """
+
+    def __init__(self, names, params, dtype):
+        self.names = list(names)
+        sizes = [params[name].size for name in self.names]
+        self.buffer = np.zeros(sum(sizes), dtype)  # (sum of sizes,): the gradients, end to end
+        ends = np.cumsum(sizes, dtype=np.int64)
+        self.views = {name: self.buffer[end - size:end]
+                      for name, size, end in zip(self.names, sizes, ends, strict=True)}
+        self.uses_left = dict.fromkeys(self.names, 0)
+        self.request = None
+
+    def reset(self, uses):
+        """A new step: zero the buffer; ``len(uses[name])`` nodes will add to each gradient."""
+        self.buffer.fill(0)
+        self.uses_left = {name: len(uses[name]) for name in self.names}
+        self.request = None
+
+    def add(self, name, grad):
+        """Add one node's share (an array of ``name``'s shape, on any device) to ``name``'s."""
+        self.views[name] += chainer.backend.CpuDevice().send(grad).reshape(-1)
+
+    def count_down(self, name):
+        """One more node that takes ``name`` as input has run its backward."""
+        self.uses_left[name] -= 1
+
+    @property
+    def ready(self):
+        """Every gradient in the bucket is complete: its allreduce may start."""
+        return not any(self.uses_left.values())
+
+    def start(self, comm):
+        """Start summing ``buffer`` over ranks, in place."""
+        self.request = iallreduce(comm, self.buffer)
+
+    def test(self):
+        """True when the sum has just been seen complete; each call moves MPI's progress along."""
+        if self.request is not None and self.request.Test():
+            self.request = None
+            return True
+        return False
+
+    def wait(self):
+        """Block until the sum is complete; True if it was still in flight."""
+        if self.request is None:
+            return False
+        self.request.Wait()
+        self.request = None
+        return True
+
+
 class BucketedMeanGrad(chainer.FunctionHook):
-    """Averages gradients over ranks bucket by bucket while backward runs (see module doc).
+    """Averages gradients over ranks bucket by bucket while backward runs.
 
     Args:
         comm: our communicator or ChainerMN's (``rank``, ``size``, ``bcast_obj``, ``mpi_comm``).
         bucket_bytes: a bucket closes once it holds this many bytes of gradients.
 
-    After each step, ``events`` lists what happened in order: ``("backward", label)`` per
-    function node, ``("start", i)`` when bucket ``i``'s allreduce started, ``("done", i)``
-    when it was seen complete; ``seconds_exposed`` adds up the time ``finish`` waited.
+    ``buckets`` are planned by rank 0 at the first step (again when the parameters change) and
+    are the same on every rank; ``layout`` lists their names. After each step, ``events`` lists
+    what happened in order: ``("backward", label)`` per function node, ``("start", i)`` when
+    bucket ``i``'s allreduce started, ``("done", i)`` when it was seen complete;
+    ``seconds_exposed`` adds up the time ``finish`` waited.
     """
 
     name = "BucketedMeanGrad"
 
     def __init__(self, comm, bucket_bytes=BUCKET_BYTES):
         self.comm, self.bucket_bytes = comm, bucket_bytes
-        self.layout, self._key = None, None  # buckets of names, the same on every rank
+        self.buckets = []
         self.events, self.seconds_exposed = [], 0.0
-        self._pending, self._wrapped = {}, []
+        self._key = None  # [(name, shape, dtype)] of the parameters the buckets were planned for
+        self._bucket_of = {}  # name -> its Bucket
+        self._params = {}  # name -> Parameter, this step
+        self._wrapped = []  # function nodes whose backward is wrapped, this step
+        self._next = 0  # the next bucket to start: they start in order on every rank
+
+    @property
+    def layout(self):
+        """The parameter names of each bucket: the plan, the same on every rank."""
+        return [bucket.names for bucket in self.buckets]
 
     def backward(self, target, loss, loss_scale=None):
         """``loss.backward()`` with the gradients of ``target`` averaged over ranks as it runs."""
@@ -152,62 +196,52 @@ class BucketedMeanGrad(chainer.FunctionHook):
         self.finish()
 
     def prepare(self, target, loss):
-        """Count consumers, agree on the buckets, zero them, wrap the consumers' backward."""
+        """Count consumers, agree on the buckets, reset them, wrap the consumers' backward."""
         params = {name: p for name, p in sorted(target.namedparams()) if p.array is not None}
         uses = consumers(loss, params)
         key = [(name, p.shape, str(p.dtype)) for name, p in params.items()]
         if key != self._key:
-            plan = plan_buckets(params, uses, self.bucket_bytes) if self.comm.rank == 0 else None
-            self.layout, self._key = self.comm.bcast_obj(plan), key
-            dtype = np.result_type(np.float32, *[p.dtype for p in params.values()])
-            self._buffers = [np.empty(sum(params[n].size for n in b), dtype) for b in self.layout]
-            self._views, self._bucket_of = {}, {}
-            for i, (bucket, buffer) in enumerate(zip(self.layout, self._buffers)):
-                offset = 0
-                for name in bucket:
-                    self._views[name] = buffer[offset:offset + params[name].size]
-                    self._bucket_of[name] = i
-                    offset += params[name].size
-        for buffer in self._buffers:
-            buffer.fill(0)
-        self._params = params
-        self._remaining = {name: len(uses[name]) for name in params}
-        self._left = [sum(1 for name in bucket if self._remaining[name]) for bucket in self.layout]
-        self._pending = {}
+            self._plan(params, uses)
+            self._key = key
+        self._params, self._next, self.events = params, 0, []
+        for bucket in self.buckets:
+            bucket.reset(uses)
+        names_of = {}  # function node -> the parameters it takes as input
         for name, funcs in uses.items():
             for func in funcs:
-                self._pending.setdefault(func, []).append(name)
-        for func, names in self._pending.items():
+                names_of.setdefault(func, []).append(name)
+        for func, names in names_of.items():
             self._wrap(func, names)
-        self._requests, self._next = [], 0
-        self.events = []
         self._start_ready()  # a bucket of unused parameters is ready before backward starts
 
+    def _plan(self, params, uses):
+        """Rank 0 cuts the buckets; every rank builds the same ones from its plan."""
+        plan = plan_buckets(params, uses, self.bucket_bytes) if self.comm.rank == 0 else None
+        dtype = np.result_type(np.float32, *[p.dtype for p in params.values()])
+        self.buckets = [Bucket(names, params, dtype) for names in self.comm.bcast_obj(plan)]
+        self._bucket_of = {name: bucket for bucket in self.buckets for name in bucket.names}
+
     def _wrap(self, func, names):
-        """Make ``func.backward`` also add its gradients for ``names`` into their buckets."""
-        slots = [(i, self._views[self._names_of(x, names)]) for i, x in enumerate(func.inputs)
-                 if self._names_of(x, names) is not None]
+        """Make ``func.backward`` add its share of each of ``names`` into its bucket, and count."""
+        node_names = {self._params[name].node: name for name in names}
+        slots = [(i, node_names[x]) for i, x in enumerate(func.inputs) if x in node_names]
         original = func.backward
 
         def backward(target_input_indexes, grad_outputs):
             gxs = original(target_input_indexes, grad_outputs)
             every_input = len(gxs) == len(func.inputs)  # Chainer allows both conventions
-            for i, view in slots:
+            for i, name in slots:
                 if i not in target_input_indexes:
                     continue
                 gx = gxs[i if every_input else target_input_indexes.index(i)]
                 if gx is not None and gx.array is not None:
-                    view += chainer.backend.CpuDevice().send(gx.array).reshape(-1)
+                    self._bucket_of[name].add(name, gx.array)
+            for name in names:
+                self._bucket_of[name].count_down(name)
             return gxs
 
         func.backward = backward  # an instance attribute: the class's method shows through later
         self._wrapped.append(func)
-
-    def _names_of(self, node, names):
-        for name in names:
-            if self._params[name].node is node:
-                return name
-        return None
 
     def _unwrap(self):
         for func in self._wrapped:
@@ -216,38 +250,30 @@ class BucketedMeanGrad(chainer.FunctionHook):
 
     def backward_postprocess(self, function, in_data, out_grad):
         self.events.append(("backward", function.label))
-        for name in self._pending.pop(function, ()):
-            self._remaining[name] -= 1
-            if self._remaining[name] == 0:
-                self._left[self._bucket_of[name]] -= 1
         self._start_ready()
-        for i, request in self._requests:
-            if request is not None and request.Test():  # also moves MPI's progress along
-                self._requests[i] = (i, None)
+        for i, bucket in enumerate(self.buckets[:self._next]):
+            if bucket.test():  # also moves MPI's progress along
                 self.events.append(("done", i))
 
     def _start_ready(self):
         """Start, in order, every bucket whose parameters are all complete."""
-        while self._next < len(self.layout) and self._left[self._next] == 0:
+        while self._next < len(self.buckets) and self.buckets[self._next].ready:
             self._start(self._next)
 
     def _start(self, i):
-        self._requests.append((i, iallreduce(self.comm, self._buffers[i])))
+        self.buckets[i].start(self.comm)
         self.events.append(("start", i))
         self._next += 1
 
     def finish(self):
         """Start the buckets left, wait for all, write ``mean over ranks`` into every grad."""
         start = time.perf_counter()
-        while self._next < len(self.layout):
+        while self._next < len(self.buckets):
             self._start(self._next)  # complete now, whatever the count says: backward is over
-        for i, request in self._requests:
-            if request is not None:
-                request.Wait()
+        for i, bucket in enumerate(self.buckets):
+            if bucket.wait():
                 self.events.append(("done", i))
         self.seconds_exposed += time.perf_counter() - start
-        size = self.comm.size
         for name, param in self._params.items():
-            mean = self._views[name].reshape(param.shape) / size
+            mean = self._bucket_of[name].views[name].reshape(param.shape) / self.comm.size
             param.grad = param.device.send(mean.astype(param.dtype, copy=False))
-        self._requests = []
