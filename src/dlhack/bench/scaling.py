@@ -39,7 +39,7 @@ from pathlib import Path
 from dlhack import profile
 from dlhack.atomic import write_json
 from dlhack.bench.model import blas_info
-from dlhack.tools.mpiexec import mpiexec_command
+from dlhack.jobs.mpiexec import mpiexec_command
 
 
 def train_command(ranks, args, out, overlap=False, shard=None):
