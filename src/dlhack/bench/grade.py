@@ -53,7 +53,7 @@ def full_marks(result):
 def bench_lab(lab, root, repeats, trusted):
     """``{exercise: {"cold": [s], "warm": [s]}, "lab": [s]}`` for one lab."""
     from dlhack.grade import notebook
-    from dlhack.grade.harness import grade
+    from dlhack.grade.schedule import grade
     from dlhack.grade.plan import load_plan
 
     path = root / "solutions" / f"{lab}.ipynb"
