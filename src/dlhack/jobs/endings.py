@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from dlhack.jobs import stacks
 from dlhack.jobs.runfiles import read, run_file
 
+ABORTED = "dlhack: rank {rank} raised"  # how rankwrap.py's line before MPI_Abort starts
 STATES = ("reported", "crashed", "finished", "raised", "waiting", "busy", "gone", "unstarted")
 FLOOD = "[Errno 27] File too large"  # what a write past RLIMIT_FSIZE raises in Python
 # ... and what a write into a full tmpfs raises (several ranks flooding at once)
@@ -77,7 +78,7 @@ def _ending(run_dir, rank, record, lines, file_limit):
     crash, done = read(run_dir, "crash", rank), read(run_dir, "done", rank).strip()
     stack = read(run_dir, "stack", rank)
     ending = Ending(rank, "gone", error=stacks.last_error(lines),
-                    aborted=any(line.startswith(f"dlhack: rank {rank} raised") for line in lines),
+                    aborted=any(line.startswith(ABORTED.format(rank=rank)) for line in lines),
                     flooded=_flooded(run_dir, rank, crash, file_limit))
     if record is not None:
         ending.state, ending.record = "reported", record
