@@ -12,6 +12,7 @@ import chainer
 import numpy as np
 import pytest
 
+from dlhack.jobs.mpiexec import mpiexec_command
 from dlhack.model.seq2seq import Seq2seq
 from dlhack.parallel.model_parallel import (
     DECODER_LINKS,
@@ -20,7 +21,6 @@ from dlhack.parallel.model_parallel import (
     copy_weights,
     gradient_bytes,
 )
-from dlhack.tools.mpiexec import mpiexec_command
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the mpiexec children
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

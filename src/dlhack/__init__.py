@@ -18,8 +18,10 @@ The library behind the notebooks in ``lessons/`` and ``labs/``. What a learner r
 
 Machinery that runs, supervises, grades or measures jobs lives in its own rooms:
 
-- ``dlhack.tools``       doctor, the rank-aware launcher (``dlhack run``), the rank wrapper,
-                         stacks and post-mortems, the ``%%mpiexec`` magic, the mpiexec lookup
+- ``dlhack.jobs``        the job runtime under both of the next two: the mpiexec lookup, the
+                         supervisor, the rank wrapper, run files, stacks, how each rank ended
+- ``dlhack.tools``       the commands: doctor, ``dlhack run`` and its post-mortem, the
+                         ``%%mpiexec`` magic, ``dlhack lab``, the lesson renderer
 - ``dlhack.grade``       the autograder for the labs
 - ``dlhack.bench``       benchmarks that print figures
 - ``dlhack.cli``         the ``dlhack`` command

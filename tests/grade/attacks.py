@@ -1,7 +1,7 @@
 """The code of the planted attacks on the grader (make_submissions.py puts each into a notebook).
 
 Each is what a determined learner could paste into an answer cell, a few lines long, aimed at
-one defence (see the threat model in src/dlhack/grade/runner.py). They must only ever touch the
+one defence (see the threat model in src/dlhack/grade/batch.py). They must only ever touch the
 grader's temporary folders, or create new files whose names start with ``zz_dlhack_poison``
 (which test_attacks.py looks for and removes): never damage the machine or the checkout.
 Every sleep length here (``31x.xxx``) is unique, so a test can find a survivor by its command.
@@ -92,7 +92,7 @@ while time.time() < end:
                 or not env["DLHACK_GRADE_DIR"].startswith(_tmp)):
             continue
         folder, rank = env["DLHACK_GRADE_DIR"], int(env.get("PMI_RANK", 0))
-        nodeids = [c.decode() for c in cmd if b"::" in c]  # rank.py's command line
+        nodeids = [c.decode() for c in cmd if b"::" in c]  # pytest_in_rank.py's command line
         record = {"rank": rank, "size": int(env.get("PMI_SIZE", 1)), "outcome": "passed",
                   "nodeid": nodeids[0] if nodeids else "", "message": "",
                   "run_id": env.get("DLHACK_RUN_ID", "")}

@@ -1,15 +1,13 @@
-"""Fixtures for the grader's own tests (helpers are in gradetools.py)."""
-import time
+"""Fixtures for the grader's own tests (helpers are in gradetools.py; ``leftovers`` is in
+tests/conftest.py)."""
+import os
 
 import pytest
-from gradetools import survivors
 
 
 @pytest.fixture
-def workdir(tmp_path):
+def workdir(tmp_path, leftovers):
     """The grader's temporary directory for one test; afterwards nothing may run there."""
     yield tmp_path
-    end = time.monotonic() + 3  # SIGKILLed processes take a moment to disappear
-    while survivors(tmp_path) and time.monotonic() < end:
-        time.sleep(0.1)
-    assert not survivors(tmp_path), f"left running: {survivors(tmp_path)}"
+    left = leftovers(tmp_path, below=os.getpid(), wait=3)
+    assert not left, f"left running: {left}"

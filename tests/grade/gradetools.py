@@ -1,11 +1,10 @@
-"""Helpers for the grader's own tests: paths, hashing, time bounds, what is left running, and
-submissions built from a solution with one answer cell replaced."""
+"""Helpers for the grader's own tests: paths, hashing, time bounds, and submissions built from a
+solution with one answer cell replaced (what a grading left running: ``leftovers``, in
+tests/conftest.py)."""
 import hashlib
 import json
 import os
 from pathlib import Path
-
-import psutil
 
 from dlhack.grade import notebook
 
@@ -33,22 +32,6 @@ def time_bound(seconds):
     """
     cores = os.cpu_count() or 1
     return seconds * max(1.0, os.getloadavg()[0] / (2 * cores))
-
-
-def survivors(workdir):
-    """Processes still running below this one, or anywhere in ``workdir``, zombies aside."""
-    found = []
-    for proc in psutil.Process().children(recursive=True):
-        try:
-            if proc.status() != psutil.STATUS_ZOMBIE:
-                found.append(f"{proc.pid} {' '.join(proc.cmdline())}")
-        except psutil.NoSuchProcess:
-            pass
-    for proc in psutil.process_iter(["pid", "cmdline", "cwd", "status"]):
-        text = " ".join(proc.info["cmdline"] or []) + " " + (proc.info["cwd"] or "")
-        if str(workdir) in text and proc.info["status"] != psutil.STATUS_ZOMBIE:
-            found.append(f"{proc.info['pid']} {text}")
-    return found
 
 
 def solution_notebook(lab):

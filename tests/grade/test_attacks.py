@@ -14,9 +14,8 @@ import time
 from pathlib import Path
 
 import attacks
-import psutil
 import pytest
-from gradetools import PLANTED, ROOT, SOLUTION, survivors
+from gradetools import PLANTED, ROOT, SOLUTION
 
 from dlhack.grade import grade_notebook
 from dlhack.grade.cli import main
@@ -69,17 +68,8 @@ def no_poison():
     assert not left, f"learner code wrote into the project or the environment: {left}"
 
 
-def sleeping(tags):
-    return [p.pid for p in psutil.process_iter(["cmdline", "status"])
-            if p.info["status"] != psutil.STATUS_ZOMBIE and p.info["cmdline"]
-            and p.info["cmdline"][0] == "sleep" and p.info["cmdline"][-1] in tags]
-
-
-def gone_within(seconds, check):
-    end = time.monotonic() + seconds
-    while check() and time.monotonic() < end:
-        time.sleep(0.1)
-    return not check()
+# Their daemons, found by their unique sleep lengths wherever they escaped to.
+ESCAPED = tuple(f"sleep {tag}" for tag in attacks.ESCAPE_TAGS)
 
 
 def graded(name, workdir, **options):
@@ -100,29 +90,29 @@ ATTACKERS = ("saboteur", "forger", "poison")  # graded alone, then a classmate, 
 
 
 @pytest.mark.parametrize("name", [name for name in CLASS if name not in ATTACKERS])
-def test_each_attack_fails_alone(name, workdir, no_poison):
+def test_each_attack_fails_alone(name, workdir, no_poison, leftovers):
     status, score, phrase = EXPECT[name]
     result = graded(name, workdir)
     ended = time.monotonic()
     assert verdict(result) == (status, score), feedback(result)
     assert says(result, phrase), f"{phrase!r} not in:\n{feedback(result)}"
     assert result["sandboxed"]
-    assert gone_within(5 - (time.monotonic() - ended), lambda: sleeping(attacks.ESCAPE_TAGS))
-    assert gone_within(5 - (time.monotonic() - ended), lambda: survivors(workdir))
+    left = 5 - (time.monotonic() - ended)
+    assert leftovers(workdir, *ESCAPED, below=os.getpid(), wait=left) == []
 
 
 @pytest.mark.parametrize(("attacker", "victim"), [("saboteur", "solution"),
                                                   ("forger", "wrong_naive"),
                                                   ("poison", "wrong_naive")])
 def test_an_attack_cannot_touch_a_classmate_graded_after_it(attacker, victim, workdir,
-                                                           no_poison):
+                                                           no_poison, leftovers):
     """The attacker's daemons would live 40 s; the classmate is graded at once, in the same
     folder, and gets what it gets alone."""
     first = graded(attacker, workdir)
     assert verdict(first) == EXPECT[attacker][:2], feedback(first)
     result = graded(victim, workdir)
     assert verdict(result) == EXPECT[victim][:2], feedback(result)
-    assert gone_within(5, lambda: survivors(workdir))
+    assert leftovers(workdir, below=os.getpid(), wait=5) == []
 
 
 def grade_class(folder, tmp_path, capsys):
@@ -154,7 +144,7 @@ def check_class(results, count):
     assert not wrong, "graded differently than alone:\n" + "\n".join(map(str, wrong.items()))
 
 
-def test_a_class_folder_grades_each_learner_as_alone(tmp_path, capsys, no_poison):
+def test_a_class_folder_grades_each_learner_as_alone(tmp_path, capsys, no_poison, leftovers):
     folder = class_folder(tmp_path, 1, SMALL_CLASS)
     status, results, out = grade_class(folder, tmp_path, capsys)
     assert status == 0, "a folder that was graded in full exits 0, whatever the scores"
@@ -164,11 +154,11 @@ def test_a_class_folder_grades_each_learner_as_alone(tmp_path, capsys, no_poison
     assert "gc_recorder-0,02_collectives,tampered,0,3,0/3" in rows
     page = (out / "class.html").read_text()
     assert "<td>test_sum_matches_serial</td><td>6 / 10</td>" in page
-    assert gone_within(5, lambda: survivors(tmp_path) or sleeping(attacks.ESCAPE_TAGS))
+    assert leftovers(tmp_path, *ESCAPED, below=os.getpid(), wait=5) == []
 
 
 @pytest.mark.slow
-def test_a_class_of_36_grades_each_learner_as_alone(tmp_path, capsys, no_poison):
+def test_a_class_of_36_grades_each_learner_as_alone(tmp_path, capsys, no_poison, leftovers):
     folder = class_folder(tmp_path, 3, CLASS)
     start = time.monotonic()
     status, results, _ = grade_class(folder, tmp_path, capsys)
@@ -176,4 +166,4 @@ def test_a_class_of_36_grades_each_learner_as_alone(tmp_path, capsys, no_poison)
         print(f"\ngraded {len(results)} submissions in {time.monotonic() - start:.0f} s")
     assert status == 0
     check_class(results, 3 * len(CLASS))
-    assert gone_within(5, lambda: survivors(tmp_path) or sleeping(attacks.ESCAPE_TAGS))
+    assert leftovers(tmp_path, *ESCAPED, below=os.getpid(), wait=5) == []

@@ -1,5 +1,5 @@
-"""The snapshot rank.py takes before learner code runs (grade/guard.py), without MPI: what it
-sees replaced, and what it leaves alone."""
+"""The snapshot pytest_in_rank.py takes before learner code runs (grade/guard.py), without MPI:
+what it sees replaced, and what it leaves alone."""
 import types
 
 import numpy as np

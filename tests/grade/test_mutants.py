@@ -22,7 +22,7 @@ A third header line ``# FAST`` puts the mutant in ``make test``; the others are 
 (answers that score without doing the work) are the ones to mark ``# FAST``; an exercise that
 marks none has its first mutant (by file name) in ``make test``.
 
-The runner builds the submission from the solution notebook with that one cell replaced, grades
+This module builds the submission from the solution notebook with that one cell replaced, grades
 only that exercise, and asserts that the exercise loses points and that a failing test's message
 contains EXPECT. All the mutants collected in one session are graded together, sharing one pool of
 rank slots, as ``dlhack grade FOLDER`` grades many submissions. When the slow mutants run too
@@ -39,8 +39,8 @@ import pytest
 from gradetools import solution_cell, solution_notebook, with_cell
 
 from dlhack.grade import notebook
-from dlhack.grade.harness import Slots, grade
 from dlhack.grade.plan import load_plan
+from dlhack.grade.schedule import Slots, grade
 
 MUTANTS = Path(__file__).with_name("mutants")
 MIN_PER_EXERCISE = 5

@@ -1,18 +1,17 @@
-"""``dlhack run`` and the grader share one supervisor (dlhack.tools.supervise): the same stack
-reader names where a deadlocked rank waits, and the same sweep kills a double-forked child."""
+"""``dlhack run`` and the grader share one job runtime (dlhack/jobs/): the same stack reader
+names where a deadlocked rank waits, and the same supervisor's sweep kills a double-forked
+child."""
 import io
 import sys
-import time
 import uuid
 
-import psutil
 from gradetools import PLANTED, ROOT, SOLUTION
 
 from dlhack.grade import grade, grade_notebook, notebook
 from dlhack.grade.plan import load_plan
 from dlhack.grade.report import feedback
-from dlhack.tools import stacks
-from dlhack.tools.launch import run
+from dlhack.jobs import stacks
+from dlhack.jobs.run import run
 
 DEADLOCK = ROOT / "tests" / "tools" / "scripts" / "deadlock.py"
 LEAVE_A_CHILD = """
@@ -22,27 +21,14 @@ subprocess.run(['sh', '-c', 'cd / && sleep {tag} &'], start_new_session=True, ch
 """
 
 
-def sleeping(tag):
-    """Live processes running ``sleep TAG``."""
-    return [p.pid for p in psutil.process_iter(["cmdline", "status"])
-            if p.info["cmdline"] == ["sleep", tag] and p.info["status"] != psutil.STATUS_ZOMBIE]
-
-
-def no_longer_sleeping(tag, seconds=3):
-    end = time.monotonic() + seconds
-    while sleeping(tag) and time.monotonic() < end:
-        time.sleep(0.1)
-    return sleeping(tag) == []
-
-
 def test_both_read_a_deadlock_through_the_same_stack_parser(workdir, monkeypatch):
     dumps = []
     parse_dump = stacks.parse_dump
     monkeypatch.setattr(stacks, "parse_dump", lambda text: dumps.append(text) or parse_dump(text))
 
     result = run([sys.executable, str(DEADLOCK)], n=2, timeout=3, stream=io.StringIO())
-    assert result.waits == {0: "is waiting in comm.recv (deadlock.py:7)",
-                            1: "is waiting in comm.barrier (deadlock.py:9)"}
+    assert {rank: e.where for rank, e in result.endings.items()} == {
+        0: "is waiting in comm.recv (deadlock.py:7)", 1: "is waiting in comm.barrier (deadlock.py:9)"}
     assert any(str(DEADLOCK) in dump for dump in dumps)
 
     dumps.clear()
@@ -59,20 +45,20 @@ def unique_tag():
     return f"{300 + uuid.uuid4().int % 10**6 / 10**7:.7f}"
 
 
-def test_dlhack_run_sweeps_a_double_forked_child(tmp_path):
+def test_dlhack_run_sweeps_a_double_forked_child(tmp_path, leftovers):
     tag = unique_tag()
     script = tmp_path / "leaver.py"
     script.write_text(LEAVE_A_CHILD.format(tag=tag))
     result = run([sys.executable, str(script)], n=2, timeout=60, stream=io.StringIO())
     assert result.returncode == 0
-    assert no_longer_sleeping(tag), "dlhack run left the double-forked child running"
+    assert leftovers(f"sleep {tag}", wait=3) == [], "dlhack run left the double-forked child"
 
 
-def test_the_grader_sweeps_a_double_forked_child(workdir):
+def test_the_grader_sweeps_a_double_forked_child(workdir, leftovers):
     tag = unique_tag()
     sub, _ = notebook.from_notebook(SOLUTION)
     text = sub.text + LEAVE_A_CHILD.format(tag=tag)
     graded = grade(load_plan("02_collectives"), notebook.Submission(text=text, spans=sub.spans),
                    exercises=["allreduce_naive"], workdir=workdir)
     assert graded["score"] == 3, feedback(graded)
-    assert no_longer_sleeping(tag), "the grader left the double-forked child running"
+    assert leftovers(f"sleep {tag}", wait=3) == [], "the grader left the double-forked child"

@@ -13,7 +13,7 @@ from dlhack.grade import grade, grade_notebook, notebook, sandbox
 from dlhack.grade.cli import main
 from dlhack.grade.plan import LabError, load_plan
 from dlhack.grade.report import feedback
-from dlhack.grade.runner import find_mpiexec
+from dlhack.jobs.mpiexec import find_mpiexec
 
 NAIVE = ["allreduce_naive"]
 

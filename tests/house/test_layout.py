@@ -6,7 +6,9 @@
 - no module is over 300 lines;
 - no module or room is named like a standard-library module (a script run by its path puts its
   folder first on ``sys.path``, where ``profile.py`` would shadow the one ``cProfile`` imports);
-- the README's library map (made by ``dlhack.tools.libmap``) is current: it names every module.
+- the README's library map (made by ``dlhack.tools.libmap``) is current: it names every module;
+- the scripts run by their path (in a rank, before its code) import no dlhack module, nor do the
+  files they load by path; only the jobs room reads how a rank ended from its run files.
 """
 import ast
 import importlib
@@ -20,6 +22,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 PACKAGE = SRC / "dlhack"
 MAX_LINES = 300
+# Run by their path inside a rank, never imported: they must not import dlhack (and Chainer).
+STANDALONE = ("dlhack.jobs.rankwrap", "dlhack.grade.pytest_in_rank")
+# Loaded by their path from beside a standalone script, or from a graded rank's adapter
+# (tests/labs/conftest.py): the standard library only.
+LOADED_BY_PATH = ("dlhack.jobs.mpiexec", "dlhack.jobs.runfiles", "dlhack.grade.guard",
+                  "dlhack.grade.stopearly")
 
 # Rooms from the bottom up. A module may import its own room and the rooms listed before it.
 # The package root (its ``%load_ext`` hook) and the ``dlhack`` command are entry points on top.
@@ -33,6 +41,7 @@ LAYERS = [
     ("dlhack.step_profile",),
     ("dlhack.train", "dlhack.translate"),
     ("dlhack.figures",),
+    ("dlhack.jobs",),
     ("dlhack.tools",),
     ("dlhack.grade", "dlhack.bench"),
     ("dlhack", "dlhack.cli"),
@@ -90,7 +99,7 @@ GRAPH = {name: imports(name) for name in MODULES}
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_every_module_imports(name):
-    if name.endswith(("rankwrap", "grade.rank")):
+    if name in STANDALONE:
         pytest.skip("a standalone script, run by its path (it imports no dlhack module)")
     importlib.import_module(name)
 
@@ -128,8 +137,29 @@ def test_no_arrow_runs_back_up():
 
 
 def test_standalone_scripts_import_no_dlhack():
-    for name in ("dlhack.tools.rankwrap", "dlhack.grade.rank"):
+    for name in STANDALONE:
         assert not GRAPH[name], f"{name} is run by its path and must not import {GRAPH[name]}"
+
+
+@pytest.mark.parametrize("name", LOADED_BY_PATH)
+def test_files_loaded_by_path_use_the_standard_library_only(name):
+    tree = ast.parse(MODULES[name].read_text())
+    tops = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+            for alias in node.names}
+    tops |= {node.module.split(".")[0] for node in ast.walk(tree)
+             if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    assert tops <= sys.stdlib_module_names, f"{name} imports {sorted(tops - sys.stdlib_module_names)}"
+
+
+# A run file a rank leaves about its end, named as runfiles.run_file/read take it.
+END_FILE = re.compile(r"""(run_file|read)\([^)]*["'](crash|stack|done|pid)["']""")
+
+
+def test_only_the_jobs_room_reads_how_a_rank_ended():
+    """One classifier (jobs/endings.py) of how each rank ended; the rest word what it says."""
+    readers = [name for name, path in MODULES.items()
+               if not name.startswith("dlhack.jobs") and END_FILE.search(path.read_text())]
+    assert not readers, f"read a rank's end from its run files outside dlhack.jobs: {readers}"
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

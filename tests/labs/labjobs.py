@@ -16,7 +16,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from dlhack.tools.mpiexec import THREAD_VARIABLES, mpiexec_command, without_launcher
+from dlhack.jobs.mpiexec import THREAD_VARIABLES, mpiexec_command, without_launcher
 
 
 def launch(n, argv, folder, timeout, keep_threads=True):

@@ -1,4 +1,5 @@
-"""``dlhack run`` on small broken MPI scripts (tests/tools/scripts/), each at 2 ranks.
+"""``dlhack run`` on small broken MPI scripts (tests/tools/scripts/), each at 2 ranks: what its
+summary says (the running itself is tests/jobs/test_run.py's).
 
 Every run has a timeout, so a launcher bug fails the test instead of hanging the suite.
 """
@@ -10,8 +11,9 @@ import time
 
 import pytest
 
-from dlhack.tools.launch import TIMEOUT_STATUS, main, run
-from dlhack.tools.supervise import WRAPPER, wrap
+from dlhack.jobs.run import TIMEOUT_STATUS
+from dlhack.tools.launch import main, run
+from dlhack.tools.postmortem import where_each_rank_was
 
 
 def test_every_line_is_marked_with_its_rank(scripts):
@@ -63,7 +65,7 @@ def test_an_error_before_a_collective_aborts_instead_of_hanging(rank_error):
     assert "called MPI_Abort after the error, which stopped rank 0" in text
 
 
-def test_a_deadlock_is_dumped_killed_and_leaves_nothing_running(scripts, tmp_path, running):
+def test_a_deadlock_is_dumped_killed_and_leaves_nothing_running(scripts, tmp_path, leftovers):
     script = tmp_path / "deadlock.py"  # a path of its own, to look for leftover processes
     shutil.copy(scripts / "deadlock.py", script)
     out = io.StringIO()
@@ -73,12 +75,11 @@ def test_a_deadlock_is_dumped_killed_and_leaves_nothing_running(scripts, tmp_pat
     assert result.timed_out and result.returncode == TIMEOUT_STATUS
     assert 3 <= seconds < 15
     assert f'File "{script}", line 7 in <module>' in result.stacks[0]
-    assert result.waits == {0: "is waiting in comm.recv (deadlock.py:7)",
-                            1: "is waiting in comm.barrier (deadlock.py:9)"}
+    assert where_each_rank_was(result) == {0: "is waiting in comm.recv (deadlock.py:7)",
+                                           1: "is waiting in comm.barrier (deadlock.py:9)"}
     text = out.getvalue()
     assert "timed out after 3 s" in text and "rank 0 is waiting in comm.recv" in text
-    time.sleep(0.5)
-    assert running(str(script)) == []
+    assert leftovers(script, wait=1) == []
 
 
 def test_single_runs_one_process_without_mpiexec(scripts, capsys):
@@ -92,19 +93,3 @@ def test_single_runs_one_process_without_mpiexec(scripts, capsys):
 def test_other_commands_run_too_and_no_prefix_drops_the_marks(capsys):
     assert main(["-n", "2", "--no-prefix", "--timeout", "60", "--", "echo", "hi"]) == 0
     assert capsys.readouterr().out.splitlines()[:2] == ["hi", "hi"]
-
-
-def test_wrap_keeps_interpreter_options_before_the_wrapper():
-    assert wrap(["python3", "-u", "-X", "dev", "job.py", "-n", "3"], "/r") == [
-        "python3", "-u", "-X", "dev", str(WRAPPER), "/r", "job.py", "-n", "3"]
-    assert wrap(["python", "-m", "dlhack.cli", "train"], "/r")[2:] == [
-        "/r", "-m", "dlhack.cli", "train"]
-    assert wrap(["hostname"], "/r") == [sys.executable, str(WRAPPER), "/r", "--exec", "hostname"]
-
-
-def test_a_rank_that_finished_early_is_named_as_such(scripts):
-    out = io.StringIO()
-    result = run([sys.executable, str(scripts / "forgotten_send.py")], n=2, timeout=2, stream=out)
-    assert result.timed_out
-    assert result.waits == {0: "is waiting in comm.recv (forgotten_send.py:6)",
-                            1: "has finished its code (exit status 0)"}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlhack.tools.mpiexec import mpiexec_command
+from dlhack.jobs.mpiexec import mpiexec_command
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = {"chainermn": HERE / "train_chainermn.py", "dlhack.parallel": HERE / "train_dlhack.py"}

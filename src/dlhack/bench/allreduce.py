@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from dlhack import atomic
-from dlhack.tools.mpiexec import launched_rank, mpiexec_command
+from dlhack.jobs.mpiexec import launched_rank, mpiexec_command
 
 DEFAULT_SIZES = ["4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M"]  # powers of 4
 DEFAULT_JSON = "result/bench/allreduce.json"

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from dlhack.bench.model import blas_info
-from dlhack.tools.mpiexec import mpiexec_command
+from dlhack.jobs.mpiexec import mpiexec_command
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[3].parent / "shared/data/small_parallel_enja"
 

@@ -53,8 +53,8 @@ def full_marks(result):
 def bench_lab(lab, root, repeats, trusted):
     """``{exercise: {"cold": [s], "warm": [s]}, "lab": [s]}`` for one lab."""
     from dlhack.grade import notebook
-    from dlhack.grade.harness import grade
     from dlhack.grade.plan import load_plan
+    from dlhack.grade.schedule import grade
 
     path = root / "solutions" / f"{lab}.ipynb"
     plan = load_plan(lab)

@@ -36,7 +36,7 @@ from pathlib import Path
 from dlhack import step_profile
 from dlhack.atomic import write_json
 from dlhack.bench.model import blas_info
-from dlhack.tools.mpiexec import mpiexec_command
+from dlhack.jobs.mpiexec import mpiexec_command
 
 
 def train_command(ranks, args, out, overlap=False, shard=None):

@@ -10,24 +10,29 @@ Modules, in the order a grading goes through them:
 - ``plan``      where tests/labs lives; each test's rank counts, points and timeout
 - ``intake``    can the notebook be graded (format 4, a Python kernel), and for which lab
 - ``notebook``  the learner's answer cells (from a file or a live kernel) as one module
-- ``harness``   a launch per exercise and rank count, in parallel; points added up
-- ``runner``    one launch under mpiexec with limits, a timeout per test; the threat model
+- ``schedule``  grade one submission: a batch per exercise and rank count, side by side on
+                shared rank slots
+- ``stopearly`` the one rule for which runs are not started (a stub, a hang, tampering), and
+                the graded tests' messages that trigger it
+- ``batch``     one batch: an exercise's tests at one rank count, in one launch under mpiexec
+                with limits and a timeout per test; the threat model
 - ``watch``     the ranks' result records as they come, and when to stop waiting
-- ``sandbox``   the bubblewrap sandbox each run is sealed in
-- ``rank.py``   the grader's part of each rank (snapshot, barrier, pytest, records); it runs
-                inside ``dlhack.tools.rankwrap``, and never imports dlhack
-- ``guard``     what rank.py snapshots before learner code runs and checks after
-- ``verdict``   what the ranks left behind, as an outcome and a message
+- ``sandbox``   the bubblewrap sandbox each launch is sealed in
+- ``pytest_in_rank.py``  the grader's part of each rank (snapshot, barrier, pytest, records);
+                a script run by its path inside ``dlhack/jobs/rankwrap.py``, never imported
+- ``guard``     what pytest_in_rank.py snapshots before learner code runs and checks after
+- ``verdict``   one test's run worded for the learner: an outcome and a message
+- ``score``     the points: a test passes only at every rank count; each exercise's status
 - ``report``    feedback text, JSON and JUnit XML
 - ``classreport`` a class at a glance for mentors: CSV and a small HTML page
 - ``checkcell`` ``check`` and ``export``, for lab notebooks
 
-Starting the ranks, their stack dumps and the kill sweep are ``dlhack.tools.supervise``'s, the
-supervisor ``dlhack run`` uses too; stack dumps are read by ``dlhack.tools.stacks``.
+Starting the ranks, their stack dumps, the kill sweep and how each rank ended are the jobs
+room's (``dlhack.jobs``: ``supervise``, ``stacks``, ``endings``), shared with ``dlhack run``.
 
 How to add a lab: tests/labs/README.md.
 """
 from dlhack.grade.checkcell import check, export
-from dlhack.grade.harness import grade, grade_notebook
+from dlhack.grade.schedule import grade, grade_notebook
 
 __all__ = ["check", "export", "grade", "grade_notebook"]

@@ -5,7 +5,7 @@
 
 Both take the answers from the notebook's live namespace (see ``notebook.py`` for why not the file
 on disk): the cells that defined the lab's answer functions, which are the exercise names. ``check``
-then runs the same harness as ``dlhack grade``, printing a line as each test ends at each rank
+then runs the same schedule as ``dlhack grade``, printing a line as each test ends at each rank
 count, then the feedback. It prints to stdout only and never raises, since nbgrader scores a
 check cell 0 when it errs or writes to stderr.
 
@@ -26,8 +26,8 @@ import warnings
 from pathlib import Path
 
 from dlhack.grade import notebook, report, sandbox
-from dlhack.grade.harness import grade
 from dlhack.grade.plan import LabError, load_plan
+from dlhack.grade.schedule import grade
 
 
 class Points(float):
@@ -53,7 +53,7 @@ def _trusted():
 
 
 def _progress_printer(out):
-    """A harness progress callback: one line per finished run, as ``[pass] name at 3 ranks``."""
+    """A schedule progress callback: one line per finished run, as ``[pass] name at 3 ranks``."""
     lock = threading.Lock()
 
     def progress(test, ranks, run):

@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from dlhack.grade import classreport, report
-from dlhack.grade.harness import Slots, grade_notebook
 from dlhack.grade.plan import LabError, lab_names
+from dlhack.grade.schedule import Slots, grade_notebook
 
 
 def submissions(paths):

@@ -1,9 +1,9 @@
 """What a graded rank checks beside learner code: that the functions a test's verdict rests on
 were not replaced while the test ran.
 
-    guard = Guard(); guard.take(MODULES)     # in rank.py, before any learner code is imported
-    guard.take_tests(root)                   # once pytest has collected the test (its modules)
-    changed = guard.changed()                # after the test: ["numpy.isclose", ...]
+    guard = Guard(); guard.take(MODULES)   # in pytest_in_rank.py, before learner code is imported
+    guard.take_tests(root)                 # once pytest has collected the test (its modules)
+    changed = guard.changed()              # after the test: ["numpy.isclose", ...]
 
 Learner code runs in the same process as the test that checks it, so it could make a wrong
 answer pass by replacing what the check calls: ``numpy.isclose`` or ``numpy.allclose``, a
@@ -13,9 +13,9 @@ the learner's code is imported holds every callable of those modules (and of the
 functions the tests define, code objects included); afterwards each must still be the very same
 object. A rank where one is not fails its run as tampered, naming what was replaced.
 
-This raises the bar; it is not a wall (see the threat model in ``runner.py``): code in the same
+This raises the bar; it is not a wall (see the threat model in ``batch.py``): code in the same
 process can also change the snapshot itself, given enough effort (``ctypes``, ``gc``).
-Only the standard library is used: ``rank.py`` loads this file by its path, like rankwrap.py.
+Only the standard library is used: ``pytest_in_rank.py`` loads this file by its path.
 """
 import sys
 import types

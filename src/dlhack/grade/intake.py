@@ -3,7 +3,7 @@ which lab?
 
     lab, warnings = intake.check(path, labs, lab=None)   # SubmissionError when it cannot be graded
 
-``harness.grade_notebook`` calls this before ``notebook.from_notebook``. It says plainly when a
+``schedule.grade_notebook`` calls this before ``notebook.from_notebook``. It says plainly when a
 notebook is in the old format 3 (Jupyter before 2015) or is written for a language other than
 Python (an R or Julia kernel), rather than "not a Jupyter notebook" or Python syntax errors.
 The lab comes from ``--lab``, else the file's name, else its folder's name (both chosen where

@@ -20,11 +20,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlhack.tools.mpiexec import one_thread_env, without_launcher
+from dlhack.jobs.mpiexec import one_thread_env, without_launcher
 
 ENV_ROOT = "DLHACK_ROOT"
 DEFAULT_TIMEOUT = 30.0
-RANK_SCRIPT = Path(__file__).with_name("rank.py")
+RANK_SCRIPT = Path(__file__).with_name("pytest_in_rank.py")  # run by its path
 # The copied test tree gets its own ini file: pytest must not climb into a project's pyproject.
 PYTEST_INI = (b"[pytest]\naddopts =\nmarkers =\n    points: what the test is worth\n"
               b"    mpi: rank counts and timeout\n")
@@ -131,7 +131,7 @@ def load_plan(lab, root=None):
     return _collect(lab, lab_files(lab, root))
 
 
-ITEM_KEYS = {"nodeid", "file", "name", "ranks", "timeout", "points", "doc"}  # rank.py's Lister
+ITEM_KEYS = {"nodeid", "file", "name", "ranks", "timeout", "points", "doc"}  # its Lister's
 
 
 def cache_file(lab, files):
@@ -152,7 +152,7 @@ def cache_file(lab, files):
 
 
 def _listing(lab, files):
-    """``{"items": [...], "errors": [...]}``: rank.py's listing of the lab's tests."""
+    """``{"items": [...], "errors": [...]}``: pytest_in_rank.py's listing of the lab's tests."""
     cached = cache_file(lab, files)
     if cached is not None:
         try:

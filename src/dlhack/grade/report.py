@@ -4,7 +4,7 @@
     write_json(path, result_or_results)     # atomically: a reader never sees half a file
     write_junit(path, results)              # one <testsuite> per submission, one <testcase> per run
 
-The result dict comes from ``harness.grade`` / ``harness.grade_notebook``: ``status`` (graded;
+The result dict comes from ``schedule.grade`` / ``schedule.grade_notebook``: ``status`` (graded;
 error: the answers do not import; invalid: not a notebook; tampered; incomplete: some tests
 could not run, a problem of the grader or its environment), ``score``, ``max_score``,
 ``message``, ``warnings`` and ``exercises``, each with its ``tests``, each with its ``runs`` (one

@@ -98,7 +98,7 @@ class Paths:
     """What one run shows: read-only ``bin``, ``tests``, ``submission``; writable ``run_dir``."""
 
     root: Path          # the project, shown read-only without HIDDEN
-    bin: Path           # the grader's scripts for the ranks (rank.py, rankwrap.py, ...)
+    bin: Path           # the grader's scripts for the ranks (pytest_in_rank.py, rankwrap.py, ...)
     tests: Path         # the run's copy of the lab's tests
     work: Path          # the working folder: a private tmpfs inside
     submission: Path    # the learner's answers, shown as work/submission.py

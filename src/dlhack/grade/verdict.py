@@ -1,6 +1,6 @@
-"""What the ranks of one run left behind, turned into an outcome and a message for the learner.
+"""One test's run at one rank count, worded for the learner: an outcome and a message.
 
-    run = summarize(test, ranks, job, records, forged, changed, reason, private, work)
+    run = summarize(test, job, Evidence(ranks, records, forged, changed, reason, run_dir, work))
 
 Outcomes: passed; not_done (a stub still raises NotImplementedError); failed (a rank failed an
 assertion or raised: the message gives the lowest such rank, and which ranks were left waiting
@@ -10,16 +10,91 @@ the test's verdict rests on was replaced, or a result record in the run's own fo
 not check out: in the sandbox only the submission's own code can write there); error (the test
 itself, or mpiexec, could not run; also a record that does not check out when the run was not
 sandboxed, for then it may be any process's doing). Output beyond the file limit fails the run
-with a message that says so. Places
-in the learner's code are given as cell and line, through ``notebook.Submission.where``.
-The ranks' run files (``rank.N.stack``, ``rank.N.crash``, ...) are named by tools/runfiles.py
-and their dumps read by tools/stacks.py, the same reader as ``dlhack run``'s.
+with a message that says so. Places in the learner's code are given as cell and line, through
+``notebook.Submission.where``.
+
+How each rank ended is :func:`dlhack.jobs.endings.classify`'s, the same classification that
+``dlhack run``'s summary words; here it is worded for a learner, rule by rule (``RULES``), the
+first rule that applies giving the outcome.
 """
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from dlhack.grade.rank import IMPORT_FAILURE, MISSING_ANSWER
-from dlhack.tools import stacks
-from dlhack.tools.runfiles import read, run_file
+from dlhack.grade.stopearly import IMPORT_FAILURE, MISSING_ANSWER
+from dlhack.jobs.endings import FLOOD_MARKS, classify, ranks_text
+from dlhack.jobs.runfiles import read
+
+
+@dataclass
+class Evidence:
+    """What one test's run left behind, as the batch (batch.py) collected it."""
+
+    ranks: int
+    records: dict        # rank -> its record of the test (watch.py)
+    forged: list         # ranks whose record did not check out
+    changed: list        # the grader's files found changed afterwards
+    reason: str          # why the launch was over (watch.py): "reported", "timeout", ...
+    run_dir: Path        # the launch's run folder
+    work: Path           # the ranks' working folder, where submission.py is
+    own_files: bool = True  # False: the output files may hold later tests' output too
+
+
+@dataclass
+class Facts:
+    """What the rules read: the test, the job, the evidence, and each rank's detail."""
+
+    test: object
+    job: object
+    evidence: Evidence
+    endings: dict
+    details: list
+    stuck: dict = field(default_factory=dict)  # where -> the ranks still waiting there
+
+    def having(self, *states):
+        return [d for d in self.details if d["state"] in states]
+
+    @property
+    def waiting(self):
+        """``rank 0 was still waiting in f (line 3 of cell 'a'): ...``, or ""."""
+        return "; ".join(f"{ranks_text(r)} {'was' if len(r) == 1 else 'were'} still waiting "
+                         f"{w if w.startswith('in the test') else 'in ' + w}"
+                         for w, r in self.stuck.items())
+
+
+def summarize(test, job, evidence):
+    """Turn what the ranks left behind into one outcome and a message for the learner."""
+    endings = classify(evidence.run_dir, evidence.ranks, records=evidence.records,
+                       file_limit=job.file_mb << 20)
+    facts = Facts(test, job, evidence, endings,
+                  [_detail(ending, job, evidence.work) for ending in endings.values()])
+    for d in facts.having("waiting"):
+        facts.stuck.setdefault(d["where"] or "somewhere outside your code", []).append(d["rank"])
+    # Ranks blocked inside the learner's code: the other rank counts would block there too.
+    run = {"ranks": evidence.ranks, "details": facts.details,
+           "stuck": any(_in_answers(where) for where in facts.stuck)}
+    for rule in RULES:
+        verdict = rule(facts)
+        if verdict is not None:
+            return {**run, **verdict}
+    raise AssertionError("the last rule always applies")
+
+
+def _detail(ending, job, work):
+    """One rank's state, message and place, from its record or else its run files."""
+    if ending.state == "reported":
+        record = ending.record
+        frames = [tuple(f[:3]) for f in reversed(record.get("frames", []))]
+        return {"rank": ending.rank, "state": record["outcome"],
+                "message": record.get("message", ""), "exc_type": record.get("exc_type", ""),
+                "where": _where(frames, job, work), "phase": record.get("phase", ""),
+                "stdout": record.get("stdout", "")}
+    # Without a record of the test, the rest is said alike: it never finished the test.
+    state = {"crashed": "crashed", "waiting": "waiting", "busy": "waiting"}.get(ending.state,
+                                                                                 "gone")
+    message = ending.dump.strip().splitlines()[0] if state == "crashed" else ""
+    frames = [(f.file, f.line, f.func) for f in ending.frames]
+    return {"rank": ending.rank, "state": state, "message": message,
+            "where": _where(frames, job, work)}
 
 
 def _where(frames, job, work):
@@ -48,140 +123,125 @@ def _short_mpi_error(message):
     return lines[-1].split("): ", 1)[-1] if lines else head
 
 
-def _dump_frames(text):
-    """The frames of a faulthandler dump as (file, line, function), innermost first."""
-    return [(f.file, f.line, f.func) for frames in stacks.parse_dump(text) for f in frames]
+def _unverified(f):
+    """A record that does not check out, outside the sandbox: anyone's doing, so not a grade."""
+    if f.evidence.forged and f.job.trusted and not f.evidence.changed and not f.having("tampered"):
+        return {"outcome": "error",
+                "message": f"a result file the grader could not verify "
+                           f"({ranks_text(f.evidence.forged)}); without the sandbox any process "
+                           f"of this user may have written it"}
+    return None
 
 
-def _ranks_text(ranks):
-    ranks = sorted(ranks)
-    return f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(map(str, ranks))
+def _tampered(f):
+    changed, forged, replaced = f.evidence.changed, f.evidence.forged, f.having("tampered")
+    if not (changed or forged or replaced):
+        return None
+    what = (f"changed the grader's test files ({', '.join(changed[:4])})" if changed else
+            replaced[0]["message"].removeprefix("your code ") if replaced else
+            f"wrote a result file the grader could not verify ({ranks_text(forged)})")
+    return {"outcome": "tampered",
+            "message": f"your code {what}; this is not allowed, so the submission scores 0"}
 
 
-FLOOD = "[Errno 27] File too large"  # what a write past RLIMIT_FSIZE raises in Python
-# ... and past the space of the sandbox's output (several ranks flooding at once)
-FLOOD_MARKS = (FLOOD, "[Errno 28] No space left on device")
+def _flooded(f):
+    """Ranks that wrote more than a file may hold. Without ``own_files`` (a launch of several
+    tests) a full output file counts only for a rank that did not pass: the flood may have been
+    a later test's."""
+    ranks = {d["rank"] for d in f.details if any(m in d["message"] for m in FLOOD_MARKS)}
+    ranks |= {d["rank"] for d in f.details if f.endings[d["rank"]].flooded
+              and (f.evidence.own_files or d["state"] != "passed")}
+    if not ranks:
+        return None
+    return {"outcome": "failed",
+            "message": f"{ranks_text(ranks)} wrote more than {f.job.file_mb} MB of output (it "
+                       f"was cut there), so the test could not finish: print less"}
 
 
-def _flooded(details, private, job, own_files=True):
-    """Ranks that wrote more output than a file may hold (the rest of it was cut). Without
-    ``own_files`` (a launch of several tests) a full output file counts only for a rank that
-    did not pass: the flood may have been a later test's."""
-    limit = job.file_mb << 20
-    found = set()
-    for d in details:
-        if any(mark in d.get("message", "") for mark in FLOOD_MARKS):
-            found.add(d["rank"])
-        if not own_files and d["state"] == "passed":
-            continue
-        path = run_file(private, "out", d["rank"])
-        size = path.stat().st_size if path.exists() else 0
-        if size >= limit or FLOOD in read(private, "crash", d["rank"]):
-            found.add(d["rank"])
-    return sorted(found)
+def _passed(f):
+    if f.having("crashed", "waiting", "gone", "failed", "error", "skipped"):
+        return None
+    return {"outcome": "passed", "message": ""}
 
 
-def summarize(test, ranks, job, records, forged, changed, reason, private, work, own_files=True):
-    """Turn what the ranks left behind into one outcome and a message for the learner.
+def _not_done(f):
+    bad = f.having("failed", "error", "skipped")
+    if bad and all(d["exc_type"] == "NotImplementedError" and _in_answers(d["where"])
+                   for d in bad):
+        return {"outcome": "not_done", "message": f"not yet done: {bad[0]['where'].split(' ')[0]} "
+                                                  f"still raises NotImplementedError"}
+    return None
 
-    ``own_files`` False: the run's output files may hold later tests' output too (the test
-    finished on every rank, and the launch ran on), so only the records count.
-    """
-    details, stuck = [], {}
-    for rank in range(ranks):
-        record = records.get(rank)
-        if record is not None:
-            frames = [tuple(f[:3]) for f in reversed(record.get("frames", []))]
-            details.append({"rank": rank, "state": record["outcome"],
-                            "message": record.get("message", ""),
-                            "exc_type": record.get("exc_type", ""),
-                            "where": _where(frames, job, work), "phase": record.get("phase", ""),
-                            "stdout": record.get("stdout", "")})
-            continue
-        crash, stack = read(private, "crash", rank), read(private, "stack", rank)
-        state = "crashed" if crash.strip() else "waiting" if stack.strip() else "gone"
-        text = crash if crash.strip() else stack
-        where = _where(_dump_frames(text), job, work)
-        message = crash.strip().splitlines()[0] if crash.strip() else ""
-        details.append({"rank": rank, "state": state, "message": message, "where": where})
-        if state == "waiting":
-            stuck.setdefault(where or "somewhere outside your code", []).append(rank)
-    # Ranks blocked inside the learner's code: the other rank counts would block there too.
-    run = {"ranks": ranks, "details": details, "stuck": any(_in_answers(w) for w in stuck)}
-    bad = [d for d in details if d["state"] in ("failed", "error", "skipped")]
-    crashed = [d for d in details if d["state"] == "crashed"]
-    missing = [d["rank"] for d in details if d["state"] in ("crashed", "waiting", "gone")]
-    waiting = "; ".join(f"{_ranks_text(r)} {'was' if len(r) == 1 else 'were'} still waiting "
-                        f"{w if w.startswith('in the test') else 'in ' + w}"
-                        for w, r in stuck.items())
-    on = f"rank {bad[0]['rank']}: " if bad and ranks > 1 else ""
 
-    replaced = [d for d in details if d["state"] == "tampered"]
-    if forged and job.trusted and not changed and not replaced:
-        return {**run, "outcome": "error",
-                "message": f"a result file the grader could not verify ({_ranks_text(forged)}); "
-                           f"without the sandbox any process of this user may have written it"}
-    if changed or forged or replaced:
-        what = (f"changed the grader's test files ({', '.join(changed[:4])})" if changed else
-                replaced[0]["message"].removeprefix("your code ") if replaced else
-                f"wrote a result file the grader could not verify ({_ranks_text(forged)})")
-        return {**run, "outcome": "tampered",
-                "message": f"your code {what}; this is not allowed, so the submission scores 0"}
-    flooded = _flooded(details, private, job, own_files)
-    if flooded:
-        return {**run, "outcome": "failed",
-                "message": f"{_ranks_text(flooded)} wrote more than {job.file_mb} MB of output "
-                           f"(it was cut there), so the test could not finish: print less"}
-    if not missing and not bad:
-        return {**run, "outcome": "passed", "message": ""}
-    if bad and all(d["exc_type"] == "NotImplementedError" and _in_answers(d["where"]) for d in bad):
-        func = bad[0]["where"].split(" ")[0]
-        return {**run, "outcome": "not_done",
-                "message": f"not yet done: {func} still raises NotImplementedError"}
-    if crashed:
-        first = crashed[0]
-        message = f"{_ranks_text([first['rank']])} crashed ({first['message'] or 'killed'})"
-        message += f" in {first['where']}" if first["where"] else ""
-        return {**run, "outcome": "crashed",
-                "message": message + (f". {waiting}" if waiting else "")}
-    if bad:
-        first = bad[0]
-        if first["state"] == "error":
-            return {**run, "outcome": "error",
-                    "message": f"the test could not run: {first['message']}"}
-        kind = first["exc_type"].rsplit(".", 1)[-1]
-        raised = kind not in ("AssertionError", "Failed", "")
-        message = first["message"]
-        if first["exc_type"] == "mpi4py.MPI.Exception":
-            message = f"raised an MPI error: {_short_mpi_error(message)}"
-        elif raised:
-            message = f"raised {kind}: {message}"
-        if kind == "MemoryError":
-            message += f" (each rank may use at most {job.memory_mb} MiB)"
-        if _in_answers(first["where"]):
-            message += f" in {first['where']}"
-        if len(bad) > 1:
-            message += f" ({_ranks_text([d['rank'] for d in bad])} failed)"
-        if waiting:
-            message += f". Meanwhile {waiting}" + (
-                ", for the rank that failed" if raised else
-                ": a rank that waits forever usually means another rank skipped the matching "
-                "send or receive")
-        setup = all(d["phase"] == "setup" and d["message"].startswith(IMPORT_FAILURE) for d in bad)
-        missing_answer = all(d["message"].startswith(MISSING_ANSWER) for d in bad)
-        return {**run, "outcome": "failed", "message": on + message, "import_failed": setup,
-                "missing_answer": missing_answer}
-    if reason in ("timeout", "stuck"):
-        done = [d["rank"] for d in details if d["state"] == "passed"]
-        lead = (f"{_ranks_text(done)} finished, but the others did not" if done
-                else f"no rank finished within {test.timeout:g} s")
-        hint = " (an endless loop, or a receive that no rank sends to)" if not done else ""
-        return {**run, "outcome": "hung", "timed_out": reason == "timeout",
-                "message": f"{lead}{hint}" + (f": {waiting}" if waiting else "")}
-    if not any(run_file(private, "pid", rank).exists() for rank in missing):
-        log = [line for line in read(private, "out").splitlines() if line.strip()]
-        return {**run, "outcome": "error", "message": "mpiexec could not start the ranks"
-                + (f": {log[-1].strip()}" if log else "")}
-    return {**run, "outcome": "crashed",
-            "message": f"{_ranks_text(missing)} exited without finishing the test (did the "
+def _crashed(f):
+    crashed = f.having("crashed")
+    if not crashed:
+        return None
+    first = crashed[0]
+    message = f"{ranks_text([first['rank']])} crashed ({first['message'] or 'killed'})"
+    message += f" in {first['where']}" if first["where"] else ""
+    return {"outcome": "crashed", "message": message + (f". {f.waiting}" if f.waiting else "")}
+
+
+def _failed(f):
+    """The lowest rank that failed or raised, in its own words, and who was left waiting."""
+    bad = f.having("failed", "error", "skipped")
+    if not bad:
+        return None
+    first = bad[0]
+    if first["state"] == "error":
+        return {"outcome": "error", "message": f"the test could not run: {first['message']}"}
+    kind = first["exc_type"].rsplit(".", 1)[-1]
+    raised = kind not in ("AssertionError", "Failed", "")
+    message = first["message"]
+    if first["exc_type"] == "mpi4py.MPI.Exception":
+        message = f"raised an MPI error: {_short_mpi_error(message)}"
+    elif raised:
+        message = f"raised {kind}: {message}"
+    if kind == "MemoryError":
+        message += f" (each rank may use at most {f.job.memory_mb} MiB)"
+    if _in_answers(first["where"]):
+        message += f" in {first['where']}"
+    if len(bad) > 1:
+        message += f" ({ranks_text([d['rank'] for d in bad])} failed)"
+    if f.waiting:
+        message += f". Meanwhile {f.waiting}" + (
+            ", for the rank that failed" if raised else
+            ": a rank that waits forever usually means another rank skipped the matching "
+            "send or receive")
+    on = f"rank {first['rank']}: " if f.evidence.ranks > 1 else ""
+    return {"outcome": "failed", "message": on + message,
+            "import_failed": all(d["phase"] == "setup" and d["message"].startswith(IMPORT_FAILURE)
+                                 for d in bad),
+            "missing_answer": all(d["message"].startswith(MISSING_ANSWER) for d in bad)}
+
+
+def _hung(f):
+    if f.evidence.reason not in ("timeout", "stuck"):
+        return None
+    done = [d["rank"] for d in f.having("passed")]
+    lead = (f"{ranks_text(done)} finished, but the others did not" if done
+            else f"no rank finished within {f.test.timeout:g} s")
+    hint = " (an endless loop, or a receive that no rank sends to)" if not done else ""
+    return {"outcome": "hung", "timed_out": f.evidence.reason == "timeout",
+            "message": f"{lead}{hint}" + (f": {f.waiting}" if f.waiting else "")}
+
+
+def _unstarted(f):
+    missing = [f.endings[d["rank"]] for d in f.having("crashed", "waiting", "gone")]
+    if any(ending.state != "unstarted" for ending in missing):
+        return None
+    log = [line for line in read(f.evidence.run_dir, "out").splitlines() if line.strip()]
+    return {"outcome": "error", "message": "mpiexec could not start the ranks"
+            + (f": {log[-1].strip()}" if log else "")}
+
+
+def _exited(f):
+    missing = [d["rank"] for d in f.having("crashed", "waiting", "gone")]
+    return {"outcome": "crashed",
+            "message": f"{ranks_text(missing)} exited without finishing the test (did the "
                        f"code call sys.exit() or os._exit(), or run out of CPU time?)"}
+
+
+RULES = (_unverified, _tampered, _flooded, _passed, _not_done, _crashed, _failed, _hung,
+         _unstarted, _exited)

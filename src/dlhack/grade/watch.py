@@ -4,10 +4,11 @@
     reason = watch.until_over(proc, announce)   # "reported", "exited", "stuck", "timeout", ...
     watch.records[(rank, i)]                    # rank's record of test i, once it checked out
 
-rank.py writes ``result.RANK.I.json`` as each test I ends on a rank, and ``result.RANK.end.json``
-with pytest's exit status when its session is over. A record counts only when it names its
-rank, the rank count, its test and the run id the grader chose (``runner.py``); one that does
-not is kept aside in ``bad``, which the verdict reads as tampering in the sandbox.
+pytest_in_rank.py writes ``result.RANK.I.json`` as each test I ends on a rank, and
+``result.RANK.end.json`` with pytest's exit status when its session is over. A record counts
+only when it names its rank, the rank count, its test and the run id the grader chose
+(``batch.py``); one that does not is kept aside in ``bad``, which the verdict reads as tampering
+in the sandbox.
 """
 import json
 import time
@@ -134,7 +135,7 @@ def _read_records(run_dir, i, expect, records, bad, ranks):
                     and record.get("outcome") in OUTCOMES
                     and isinstance(record.get("message", ""), str))
         except (OSError, ValueError, TypeError):
-            good = False  # rank.py writes with os.replace, so a torn file is someone else's
+            good = False  # written with os.replace (pytest_in_rank.py): a torn file is someone else's
         if good:
             records[(rank, i)] = record
             added += 1

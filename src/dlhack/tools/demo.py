@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from dlhack.atomic import write_json
-from dlhack.tools.mpiexec import mpiexec_command
+from dlhack.jobs.mpiexec import mpiexec_command
 from dlhack.train import TrainConfig
 
 

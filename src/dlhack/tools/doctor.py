@@ -21,9 +21,9 @@ import os
 import sys
 from dataclasses import asdict
 
+from dlhack.jobs.mpiexec import venv_mpiexec
 from dlhack.tools.check import Result, probe, version_tuple
 from dlhack.tools.mpicheck import check_mpi4py, check_mpiexec, check_roundtrip, gather_mpi
-from dlhack.tools.mpiexec import venv_mpiexec
 
 
 def check_python(version_info):

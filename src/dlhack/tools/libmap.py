@@ -17,7 +17,7 @@ README = PACKAGE.parents[1] / "README.md"
 BEGIN = "<!-- library map: made by `python -m dlhack.tools.libmap --write`; do not edit -->"
 END = "<!-- end of library map -->"
 # The learner's reading path first, then the machinery; a room is a folder or "" (top level).
-ROOMS = ["corpus", "model", "", "parallel", "figures", "tools", "grade", "bench"]
+ROOMS = ["corpus", "model", "", "parallel", "figures", "jobs", "tools", "grade", "bench"]
 TOP_ORDER = ["bleu", "evaluation", "train", "profile", "report", "atomic", "snapshot",
              "translate", "cli"]
 

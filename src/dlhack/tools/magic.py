@@ -8,9 +8,9 @@
     print(comm.rank, comm.allreduce(comm.rank))
 
 The cell is written to a temporary file and run as ``python FILE`` on every rank by
-:func:`dlhack.tools.launch.run`, the same code as ``dlhack run``: lines appear in the notebook as they
-are printed, marked ``[rank]``, and a summary follows (the same error on every rank, or on some
-ranks only; where each rank waited).
+:func:`dlhack.tools.launch.run`, the same code as ``dlhack run``: lines appear in the notebook as
+they are printed, marked ``[rank]``, and a summary follows (the same error on every rank, or on
+some ranks only; where each rank waited).
 
 Why a timeout (60 s unless ``--timeout`` says otherwise): a rank stuck in a collective that
 another rank never reaches waits forever. ipyparallel's ``%%px`` has no timeout, so such a cell

@@ -16,8 +16,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from dlhack.jobs.mpiexec import venv_mpiexec
 from dlhack.tools.check import Result, probe
-from dlhack.tools.mpiexec import venv_mpiexec
 
 LIBRARY_PROBE = """
 import json, mpi4py

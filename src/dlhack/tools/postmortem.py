@@ -1,11 +1,13 @@
-"""Explain how a ``dlhack run`` job ended, in the words a mentor would use at the table.
+"""How a ``dlhack run`` job ended, in the words a mentor would use at the table.
 
-:func:`explain` reads what the ranks left (tracebacks, stack dumps, the ``rank.N.done`` and
-``rank.N.crash`` files of ``rankwrap.py``) into a RunResult; :func:`summarise` turns that into
-the summary printed after the job. The parsing itself is in :mod:`dlhack.tools.stacks`.
+    print(summarise(result))   # result: a jobs.run.RunResult; ``dlhack run`` prints this
+
+Only words: which rank ended how is :mod:`dlhack.jobs.endings`' classification (the grader's
+verdict words the same classification in its own voice), and the tracebacks and stack dumps are
+read by :mod:`dlhack.jobs.stacks`.
 """
-from dlhack.tools.runfiles import read, run_file
-from dlhack.tools.stacks import crash_cause, group_errors, is_wrapper_frame, last_error, where
+from dlhack.jobs.endings import ranks_text
+from dlhack.jobs.stacks import is_wrapper_frame
 
 SAME_EVERYWHERE = ("It does not depend on the rank: reproduce it with --single (one process, "
                    "no MPI) and debug it there.")
@@ -18,36 +20,20 @@ CRASHED = ("A crash is not a Python exception: C code (a C extension, MPI itself
            "signal, or the code called os.abort(). The Python stack above shows the way in.")
 NOT_IN_MPI = ("No rank waits in MPI: the job was busy or sleeping, not stuck on a message. If it "
               "is only slow, give it a longer --timeout.")
+NO_STACK = "left no stack (not a Python process, or not started yet)"
 
 
-def explain(result, run_dir):
-    """Fill in ``result.errors``, ``.aborted``, ``.crashes`` and, after a kill, ``.waits``."""
-    for rank in range(result.n):
-        dump = read(run_dir, "crash", rank)
-        if dump.strip():
-            result.crashes[rank] = dump
-    errors = {rank: last_error(lines) for rank, lines in result.output.items()}
-    result.errors = group_errors({rank: e for rank, e in errors.items() if e is not None})
-    result.aborted = sorted(
-        rank for rank, lines in result.output.items()
-        if any(line.startswith(f"dlhack: rank {rank} raised") for line in lines))
-    if not (result.timed_out or result.interrupted):
-        return
-    for rank in range(result.n):
-        done = run_file(run_dir, "done", rank)
-        if done.exists():
-            result.waits[rank] = f"has finished its code (exit status {done.read_text()})"
-        elif rank in result.crashes:
-            result.waits[rank] = "crashed (see above)"
-        elif result.stacks.get(rank):
-            result.waits[rank] = where(result.stacks[rank])
+def where_each_rank_was(result):
+    """``{rank: "is waiting in comm.recv (job.py:9)"}``, said of a job that was killed."""
+    said = {}
+    for rank, ending in sorted(result.endings.items()):
+        if ending.state in ("finished", "raised"):
+            said[rank] = f"has finished its code (exit status {ending.exit_status})"
+        elif ending.state == "crashed":
+            said[rank] = "crashed (see above)"
         else:
-            result.waits[rank] = "left no stack (not a Python process, or not started yet)"
-
-
-def ranks_text(ranks):
-    """``rank 1`` or ``ranks 0, 2``."""
-    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
+            said[rank] = ending.where or NO_STACK  # waiting, busy: stacks.where's words
+    return said
 
 
 def error_lines(result):
@@ -82,32 +68,32 @@ def dump_lines(dumps):
 def crash_lines(result):
     """Each crash's dump (it went to ``rank.N.crash``, not to the output), then its cause."""
     lines = dump_lines(result.crashes)
-    lines += [f"rank {rank} crashed: {crash_cause(dump)}"
-              for rank, dump in sorted(result.crashes.items())]
+    lines += [f"rank {rank} crashed: {ending.where}"
+              for rank, ending in sorted(result.endings.items()) if ending.state == "crashed"]
     return lines + ["  " + CRASHED]
 
 
-def stack_lines(result, timeout):
+def stack_lines(result):
     """The dumped stacks, then where each rank was."""
     lines = dump_lines(result.stacks)
-    why = f"timed out after {timeout:g} s" if result.timed_out else "interrupted"
+    why = f"timed out after {result.timeout:g} s" if result.timed_out else "interrupted"
     lines.append(f"{why}: the job was killed. Where each rank was (stacks above):")
-    lines += [f"  rank {rank} {text}" for rank, text in sorted(result.waits.items())]
-    if any(text.startswith("is waiting in") for text in result.waits.values()):
+    lines += [f"  rank {rank} {text}" for rank, text in where_each_rank_was(result).items()]
+    if any(ending.state == "waiting" for ending in result.endings.values()):
         lines.append("  " + DEADLOCK)
-    elif result.waits:
+    elif result.endings:
         lines.append("  " + NOT_IN_MPI)
     return lines
 
 
-def summarise(result, timeout=None):
+def summarise(result):
     """The summary printed after a job: what ended it and where to look next."""
     who = "one process (--single)" if result.single else f"{result.n} rank" + "s" * (result.n > 1)
     lines = [f"--- dlhack run: {who}, exit status {result.returncode}, {result.seconds:.1f} s ---"]
     if result.crashes:
         lines += crash_lines(result)
     if result.stacks or result.timed_out or result.interrupted:
-        lines += stack_lines(result, timeout)
+        lines += stack_lines(result)
     lines += error_lines(result)
     if result.returncode == 0 and not (result.errors or result.crashes):
         lines.append("every rank finished." if result.n > 1 else "finished.")

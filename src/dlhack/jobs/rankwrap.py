@@ -6,9 +6,9 @@ every rank.
     python rankwrap.py RUN_DIR -c CODE ARGS...
     python rankwrap.py RUN_DIR --exec COMMAND ARGS...    # not Python: only the output is caught
 
-``dlhack.tools.supervise`` builds these command lines; you do not type them. The grader runs its
-``rank.py`` the same way, from a private copy of this file. Before running the rank's code, in
-the same process, the wrapper (file names as in ``runfiles.py``):
+``dlhack.jobs.supervise`` builds these command lines; you do not type them. The grader runs its
+``pytest_in_rank.py`` the same way, from a private copy of this file. Before running the rank's
+code, in the same process, the wrapper (file names as in ``runfiles.py``):
 
 1. sends this rank's stdout and stderr to ``RUN_DIR/rank.N.out``. ``dlhack run`` follows those
    files and prefixes each line with ``[N]``; mpiexec's own ``-l`` cuts lines apart when two
@@ -26,16 +26,16 @@ the same process, the wrapper (file names as in ``runfiles.py``):
    same abort.) When the rank's code is over, ``RUN_DIR/rank.N.done`` holds its exit status.
 
 Only the standard library is used, and the supervisor runs this file by its path rather than
-with ``-m dlhack.tools.rankwrap``: the rank's Python then need not have dlhack installed, and a
+with ``-m dlhack.jobs.rankwrap``: the rank's Python then need not have dlhack installed, and a
 rank does not import Chainer (which ``dlhack/__init__.py`` does) before its own code starts. The
 two files it needs, ``mpiexec.py`` (which variable holds the rank) and ``runfiles.py`` (the file
 names), are loaded from beside it by their paths; they use the standard library only too.
 """
 import sys
 
-# Run by its path, Python puts this file's folder (the dlhack package) first on sys.path, where a
-# module such as dlhack/profile.py would shadow the standard library's. run_target() puts the
-# learner's folder there instead.
+# Run by its path, Python puts this file's folder (dlhack/jobs, or the grader's copy) first on
+# sys.path, where its neighbours (run.py, stacks.py, ...) would shadow the learner's modules of
+# the same name. run_target() puts the learner's folder there instead.
 if __name__ == "__main__":
     del sys.path[0]
 
@@ -89,6 +89,7 @@ def abort_if_mpi(rank, exc):
         return
     if mpi.COMM_WORLD.Get_size() == 1:
         return
+    # endings.py reads this line's start as "this rank called MPI_Abort": keep the two in step.
     print(f"dlhack: rank {rank} raised {type(exc).__name__}; calling MPI_Abort in "
           f"{ABORT_GRACE_S:g} s so that the other ranks do not wait for it forever",
           file=sys.stderr)

@@ -1,4 +1,4 @@
-"""One launch per exercise and rank count (``runner.run_tests``), and what it must keep from one
+"""One launch per exercise and rank count (``batch.run_batch``), and what it must keep from one
 launch per test: a test that ends its launch early costs only that test, a hang stops only what
 is behind it at that rank count, and every test has its own timeout.
 
@@ -11,10 +11,10 @@ import json
 import pytest
 from gradetools import solution_cell, solution_notebook, with_cell
 
-from dlhack.grade import runner
-from dlhack.grade.harness import grade
+from dlhack.grade import batch
 from dlhack.grade.plan import load_plan
 from dlhack.grade.report import feedback
+from dlhack.grade.schedule import grade
 from dlhack.grade.watch import Watch
 
 LAB, RING = "02_collectives", "allreduce_ring"
@@ -47,13 +47,13 @@ SLOW_AFTER_FIRST = "    if np.size(x) != 12 and comm.size == 3:\n        time.sl
 def graded(body, monkeypatch, workdir, timeout=None):
     """Grade the ring exercise of the plant; returns (result, rank count of every launch)."""
     launches = []
-    start = runner.supervise.start
+    start = batch.supervise.start
 
     def counting(cmd, run_dir, n=None, **kw):
         launches.append(n)
         return start(cmd, run_dir, n, **kw)
 
-    monkeypatch.setattr(runner.supervise, "start", counting)
+    monkeypatch.setattr(batch.supervise, "start", counting)
     submission = with_cell(solution_notebook(LAB), RING, body and wrapped(body))
     result = grade(load_plan(LAB), submission, exercises=[RING], timeout=timeout,
                    workdir=workdir)

@@ -5,7 +5,7 @@
     dumps = job.stacks()                                 # {rank: faulthandler dump}
     job.kill()                                           # mpiexec, every rank, what they left
 
-``dlhack run`` (launch.py, and so the ``%%mpiexec`` magic) and the grader (grade/runner.py) both
+``dlhack run`` (jobs/run.py, and so the ``%%mpiexec`` magic) and the grader (grade/batch.py) both
 run their jobs through here, so a fix to hang handling lands in both. The run folder's files are
 named in runfiles.py; what each rank does before its own code is in rankwrap.py.
 
@@ -35,8 +35,8 @@ from collections import namedtuple
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlhack.tools.mpiexec import mpiexec_command, one_thread_env, without_launcher
-from dlhack.tools.runfiles import pid_files, read, run_file
+from dlhack.jobs.mpiexec import mpiexec_command, one_thread_env, without_launcher
+from dlhack.jobs.runfiles import pid_files, read, run_file
 
 WRAPPER = Path(__file__).with_name("rankwrap.py")
 WRAPPER_FILES = ("rankwrap.py", "mpiexec.py", "runfiles.py")  # rankwrap loads the other two
@@ -97,7 +97,7 @@ def start(cmd, run_dir, n=None, *, wrapper=WRAPPER, mpiexec=None, cwd=None, env=
         run_dir: an existing folder for the run's files (runfiles.py names them).
         n: the number of ranks; None runs ``cmd`` once, as a plain process without mpiexec.
         wrapper: the rankwrap.py to run (the grader's private copy).
-        mpiexec: the launcher (default: tools.mpiexec.find_mpiexec).
+        mpiexec: the launcher (default: jobs.mpiexec.find_mpiexec).
         cwd: the working directory (default: this process's).
         env: the environment to start from (default: this process's); an outer launcher's
             variables are dropped and the job's mark is added.

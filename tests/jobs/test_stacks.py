@@ -1,5 +1,5 @@
-"""Reading tracebacks and faulthandler dumps (dlhack.tools.stacks), from text alone."""
-from dlhack.tools.stacks import group_errors, last_error, normalise, where
+"""Reading tracebacks and faulthandler dumps (dlhack.jobs.stacks), from text alone."""
+from dlhack.jobs.stacks import group_errors, last_error, normalise, parse_dump, waiting_call, where
 
 TRACEBACK = """\
 some output
@@ -47,7 +47,7 @@ def test_where_names_the_mpi_call_a_rank_waits_in(tmp_path):
     script.write_text("import x\n\nif rank == 0:\n    data = comm.recv(source=1)\n")
     dump = (f'Current thread 0x00007f00 (most recent call first):\n'
             f'  File "{script}", line 4 in <module>\n'
-            f'  File "/x/dlhack/tools/rankwrap.py", line 90 in run_target\n')
+            f'  File "/x/dlhack/jobs/rankwrap.py", line 90 in run_target\n')
     assert where(dump) == "is waiting in comm.recv (job.py:4)"
 
 
@@ -62,6 +62,8 @@ def test_where_follows_a_library_call_back_to_the_learners_line(tmp_path):
             f'  File "{script}", line 1 in <module>\n')
     assert where(dump) == ("is waiting in self.mpi_comm.Allreduce (comm.py:2), "
                            "called from train.py:1")
+    call, frame, caller = waiting_call(parse_dump(dump))
+    assert (call, frame.line, caller.file) == ("self.mpi_comm.Allreduce", 2, str(script))
 
 
 def test_where_says_so_when_no_mpi_call_is_on_the_stack(tmp_path):
@@ -69,5 +71,6 @@ def test_where_says_so_when_no_mpi_call_is_on_the_stack(tmp_path):
     script.write_text("def step():\n    time.sleep(100)\n")
     dump = f'Current thread 0x1 (most recent call first):\n  File "{script}", line 2 in step\n'
     assert where(dump) == "is not in an MPI call but in step (slow.py:2)"
+    assert waiting_call(parse_dump(dump)) is None
     assert where("Current thread 0x1 (most recent call first):\n  <no Python frame>\n") \
         .startswith("is outside Python code")

@@ -13,8 +13,8 @@ Two questions a mentor asks first about a failed MPI run, answered from text alo
   reader of such dumps (and of the crash dumps in ``rank.N.crash``); :data:`FRAME` the one frame
   pattern, for tracebacks too.
 
-Used by :mod:`dlhack.tools.postmortem` and the grader's ``verdict``; nothing here starts a
-process.
+Used by :mod:`dlhack.jobs.endings`, which classifies each rank's end for ``dlhack run``'s
+summary and the grader's verdict alike; nothing here starts a process.
 """
 import linecache
 import os
@@ -135,6 +135,21 @@ def blocking_call(frame):
     return None
 
 
+def waiting_call(threads):
+    """The first blocking MPI call in ``threads`` (``parse_dump``'s), or None.
+
+    Returns ``(call, frame, caller)``: the call as written (``comm.recv``), the frame whose line
+    makes it, and, when that frame is a library's, the learner's frame that called it (or None).
+    """
+    for frames in threads:
+        for i, frame in enumerate(frames):
+            call = blocking_call(frame)
+            if call:
+                caller = next((f for f in frames[i + 1:] if not f.is_library), None)
+                return call, frame, caller if frame.is_library else None
+    return None
+
+
 def where(dump):
     """Say where a rank is from its faulthandler dump: ``is waiting in comm.recv (a.py:9)``.
 
@@ -143,15 +158,11 @@ def where(dump):
     code (the rank computes, sleeps or waits on something that is not MPI).
     """
     threads = parse_dump(dump)
-    for frames in threads:
-        for i, frame in enumerate(frames):
-            call = blocking_call(frame)
-            if call:
-                text = f"is waiting in {call} ({frame.place})"
-                caller = next((f for f in frames[i + 1:] if not f.is_library), None)
-                if frame.is_library and caller is not None:
-                    text += f", called from {caller.place}"
-                return text
+    blocked = waiting_call(threads)
+    if blocked:
+        call, frame, caller = blocked
+        return (f"is waiting in {call} ({frame.place})"
+                + (f", called from {caller.place}" if caller else ""))
     frame = learner_frame(threads)
     if frame is None:
         return "is outside Python code (in MPI_Finalize, or exiting)"

@@ -1,7 +1,7 @@
-"""The one supervisor (dlhack.tools.supervise) and the run folder's files (runfiles), directly.
+"""The one supervisor (dlhack.jobs.supervise), directly: stacks, pids and the kill sweep.
 
-The same module runs ``dlhack run`` and the grader; tests/grade/test_one_supervisor.py checks
-both users side by side.
+The same module runs ``dlhack run``'s jobs and the grader's; tests/grade/test_one_supervisor.py
+checks both users side by side.
 """
 import io
 import shutil
@@ -12,10 +12,10 @@ import uuid
 
 import pytest
 
-from dlhack.tools import supervise
-from dlhack.tools.launch import run
-from dlhack.tools.runfiles import output_tail, parse_name, run_file
-from dlhack.tools.stacks import where
+from dlhack.jobs import supervise
+from dlhack.jobs.run import run
+from dlhack.jobs.runfiles import run_file
+from dlhack.jobs.stacks import where
 
 
 def wait_for(predicate, seconds=30):
@@ -34,26 +34,7 @@ def bystander():
     proc.wait()
 
 
-def test_one_naming_scheme_for_every_run_file(tmp_path):
-    assert run_file(tmp_path, "stack", 3) == tmp_path / "rank.3.stack"
-    assert run_file(tmp_path, "out") == tmp_path / "mpiexec.out"
-    assert parse_name("rank.12.crash") == (12, "crash")
-    assert parse_name("mpiexec.out") == ("mpiexec", "out")
-    assert parse_name("rank.x.out") is None and parse_name("key.0") is None
-
-
-def test_the_log_keeps_the_end_of_every_source(tmp_path):
-    run_file(tmp_path, "out", 0).write_text("".join(f"chatter {i}\n" for i in range(1000)))
-    run_file(tmp_path, "out", 1).write_text("rank 1 says why it failed\n")
-    run_file(tmp_path, "out").write_text("mpiexec: BAD TERMINATION\n")
-    log = output_tail(tmp_path, 600)
-    assert len(log) < 700
-    assert "[0] chatter 999" in log and "[0] chatter 0\n" not in log
-    assert "[1] rank 1 says why it failed" in log
-    assert log.endswith("[mpiexec] mpiexec: BAD TERMINATION")
-
-
-def test_a_deadlocked_job_names_the_call_each_rank_waits_in(scripts, tmp_path, running):
+def test_a_deadlocked_job_names_the_call_each_rank_waits_in(scripts, tmp_path, leftovers):
     job = supervise.start([sys.executable, str(scripts / "deadlock.py")], tmp_path, n=2)
     try:
         wait_for(lambda: len(job.pids()) == 2)
@@ -64,8 +45,7 @@ def test_a_deadlocked_job_names_the_call_each_rank_waits_in(scripts, tmp_path, r
         job.kill()
     assert {rank: where(dump) for rank, dump in dumps.items()} == {
         0: "is waiting in comm.recv (deadlock.py:7)", 1: "is waiting in comm.barrier (deadlock.py:9)"}
-    time.sleep(0.3)
-    assert running(str(tmp_path)) == []
+    assert leftovers(tmp_path, wait=1) == []
 
 
 def test_a_pid_file_is_believed_only_for_a_process_of_the_job(scripts, tmp_path, bystander):
@@ -105,7 +85,7 @@ def test_a_rank_that_is_not_python_is_not_asked_for_a_stack(tmp_path):
     assert job.proc.returncode is not None
 
 
-def test_a_double_forked_child_is_swept_after_a_normal_end(tmp_path, running):
+def test_a_double_forked_child_is_swept_after_a_normal_end(tmp_path, leftovers):
     """It left the rank's session and folder: only the job's mark in its environment is left."""
     tag = f"{300 + uuid.uuid4().int % 10**6 / 10**7:.7f}"  # a sleep length no one else uses
     script = tmp_path / "leaver.py"
@@ -115,24 +95,11 @@ def test_a_double_forked_child_is_swept_after_a_normal_end(tmp_path, running):
                       "print('left a child behind')\n")
     result = run([sys.executable, str(script)], n=2, timeout=60, stream=io.StringIO())
     assert result.returncode == 0 and result.output[1] == ["left a child behind"]
-    wait_for(lambda: running(f"sleep {tag}") == [], seconds=3)
-
-
-def test_a_crash_is_read_from_its_own_file(tmp_path):
-    script = tmp_path / "crash.py"
-    script.write_text("import os\n\n\ndef step():\n    os.abort()\n\n\nstep()\n")
-    out = io.StringIO()
-    result = run([sys.executable, str(script)], n=1, timeout=60, stream=out)
-    assert result.returncode != 0 and not result.errors
-    assert "Fatal Python error: Aborted" in result.crashes[0]
-    text = out.getvalue()
-    assert "rank 0 crashed: Fatal Python error: Aborted in step (crash.py:5)" in text
-    assert f'[0]   File "{script}", line 5 in step' in text
-    assert "failed without a Python traceback" not in text
+    assert leftovers(f"sleep {tag}", wait=3) == []
 
 
 @pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap (apt-get install bubblewrap)")
-def test_a_job_in_a_pid_namespace_is_signalled_by_its_pids_here(scripts, tmp_path, running):
+def test_a_job_in_a_pid_namespace_is_signalled_by_its_pids_here(scripts, tmp_path, leftovers):
     """With ``prefix`` (the grader's sandbox), a rank's pid file holds its pid in the namespace;
     the supervisor maps it to this machine's pid, dumps the stacks there, and the kill ends it."""
     prefix = ["bwrap", "--unshare-user", "--unshare-pid", "--die-with-parent", "--dev-bind", "/",
@@ -149,4 +116,13 @@ def test_a_job_in_a_pid_namespace_is_signalled_by_its_pids_here(scripts, tmp_pat
     finally:
         job.kill()
     assert where(dumps[0]) == "is waiting in comm.recv (deadlock.py:7)"
-    wait_for(lambda: running(str(tmp_path)) == [], seconds=5)
+    assert leftovers(tmp_path, wait=5) == []
+
+
+def test_wrap_keeps_interpreter_options_before_the_wrapper():
+    assert supervise.wrap(["python3", "-u", "-X", "dev", "job.py", "-n", "3"], "/r") == [
+        "python3", "-u", "-X", "dev", str(supervise.WRAPPER), "/r", "job.py", "-n", "3"]
+    assert supervise.wrap(["python", "-m", "dlhack.cli", "train"], "/r")[2:] == [
+        "/r", "-m", "dlhack.cli", "train"]
+    assert supervise.wrap(["hostname"], "/r") == [
+        sys.executable, str(supervise.WRAPPER), "/r", "--exec", "hostname"]

@@ -1,17 +1,17 @@
-"""The ranks of one graded run, or the listing of a lab's tests. The grader runs it as
+"""The grader's script in each rank of a graded launch: pytest, a record per test. Run by its path:
 
-    mpiexec -n N python B/rankwrap.py P B/rank.py run TESTS_ROOT NODEID [NODEID ...]
-    python rank.py collect TESTS_ROOT LAB OUT.json        # list a lab's tests and their markers
+    mpiexec -n N python B/rankwrap.py P B/pytest_in_rank.py run TESTS_ROOT NODEID [NODEID ...]
+    python pytest_in_rank.py collect TESTS_ROOT LAB OUT.json   # a lab's tests and their markers
 
 Run mode runs the given tests of one exercise, in order, at N ranks, in one pytest session: one
 launch, one import of Chainer and of the learner's answers, however many tests (the grader's
-``runner.py`` starts the rest again in a fresh launch when a test ends the session early).
+``batch.py`` starts the rest again in a fresh launch when a test ends the session early).
 
-It is a standalone script, never imported as ``dlhack.grade.rank``: importing the package would
+It is never imported as ``dlhack.grade.pytest_in_rank``: importing the package would
 import Chainer in every rank (0.3 s each). The grader copies it, with guard.py and rankwrap.py,
 into a folder ``B`` of each run that the sandbox shows read-only; ``P`` is the run's folder.
 
-What every supervised rank needs comes from ``dlhack/tools/rankwrap.py``, the same wrapper as
+What every supervised rank needs comes from ``dlhack/jobs/rankwrap.py``, the same wrapper as
 ``dlhack run``'s: the rank's output file, its pid file, SIGUSR1 stack dumps and fatal-signal
 dumps, ``MPI_Abort`` on an uncaught error. This script keeps what is the grader's own. Run mode,
 in order: take the run's folder (``DLHACK_GRADE_DIR``) and id (``DLHACK_RUN_ID``) out of the
@@ -21,7 +21,7 @@ collected them and before the first test imports the learner's answers. As each 
 snapshot is checked and ``result.RANK.I.json`` written (I: the test's place in the command
 line), naming this rank, the size, the test and the run id, which the grader checks; at the
 end, ``result.RANK.end.json`` gives pytest's exit status. There is no key: nothing secret is
-kept in a process that runs learner code (see the threat model in ``runner.py``). A test that
+kept in a process that runs learner code (see the threat model in ``batch.py``). A test that
 learner code stopped (``KeyboardInterrupt``, ``pytest.exit``) failed; one whose checks were
 replaced was tampered with, and so is a rank whose records all say passed while pytest's exit
 status says otherwise.
@@ -33,13 +33,6 @@ import sys
 import time
 import traceback
 from pathlib import Path
-
-# How the adapter in tests/labs/conftest.py starts its two messages that stop grading early:
-# answer cells that do not import (nothing else can pass), and a missing answer function (nothing
-# else in its exercise can pass). Keep the two files in step.
-IMPORT_FAILURE = "Your answer cells could not run"
-MISSING_ANSWER = "Your notebook defines no"
-
 
 # What learner code did to stop the test early, as the learner's failure (never the grader's).
 STOPPED = {"Exit": "pytest.exit() was called", "KeyboardInterrupt": "the code was interrupted"}
@@ -246,8 +239,8 @@ def run(root, nodeids):
     guard = load_guard().Guard()
     recorder = Recorder(guard, root, write)
     guard.take_object("Recorder", Recorder)  # the rest once pytest has collected the tests
-    guard.take_object("rank.judge", judge)
-    guard.take_object("rank._write", _write)
+    guard.take_object("pytest_in_rank.judge", judge)
+    guard.take_object("pytest_in_rank._write", _write)
     comm.Barrier()
     clock[0] = time.monotonic()
     exit_code = pytest.main([str(Path(root) / nodeid) for nodeid in nodeids]
