@@ -1,0 +1,154 @@
+"""A whole LSTM layer over a packed batch, as one Chainer function: the fused sibling of
+``dlhack.model.lstm`` (read that one first: the same equations, one idea at a time).
+
+    hs, h_last, c_last = lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None)
+
+What it does differently, and why (``dlhack bench model`` measures each):
+
+- the batch is packed (``dlhack.model.packing``): sentences sorted longest first, step ``t``
+  computes only the ``batch_sizes[t]`` still going, so no product or gate ever runs on padding,
+  and each sentence's final state is simply where its row stopped;
+- the input projection ``x @ W_x.T + b`` of every token, the recurrence and the dropout of the
+  layer's input (``mask``) are one function node per layer, not a linear, a reshape, the
+  recurrence and indexings;
+- every elementwise step writes into arrays allocated once per call (``out=``), and backward
+  computes each gate's local derivative for every token at once before its time loop, so that
+  loop holds only what is sequential: a few row-block updates and one product per step.
+
+Memory kept for backward: the activated gates (N, 4H) and three (N, H) arrays (cell, its tanh,
+output), N real tokens. The products are those of ``lstm`` without the padding rows:
+``dlhack.bench.flops`` counts their useful operations. Gate layout: [a (cell input), i, f, o].
+"""
+import chainer
+from chainer import backend
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` (into ``out``). Every matrix product here goes through this name, so that
+    ``dlhack.bench.flops.GemmMeter`` can count and time them."""
+    return backend.get_array_module(a).matmul(a, b, out=out)
+
+
+class LSTMLayer(chainer.FunctionNode):
+    """Inputs x (N, n_in) packed, h0, c0 (B, H) in ``packing.order``, w_x (4H, n_in),
+    w_h (4H, H), b (4H,); outputs hs (N, H) and each sentence's final h and c (B, H)."""
+
+    def __init__(self, packing, mask=None):
+        self.packing, self.mask = packing, mask  # mask: (N, n_in) or None
+
+    def forward(self, inputs):
+        x, h0, c0, w_x, w_h, b = inputs
+        xp = backend.get_array_module(x)
+        H, off = w_h.shape[1], self.packing.offsets
+        if self.mask is not None:
+            x = x * self.mask
+        act = matmul(x, w_x.T)  # (N, 4H) pre-activations, then the activated gates in place
+        act += b
+        hs, cs, tanh_cs = (xp.empty((len(x), H), x.dtype) for _ in range(3))
+        rec = xp.empty((len(h0), 4 * H), x.dtype)
+        fc = xp.empty((len(h0), H), x.dtype)
+        h, c = h0, c0
+        for t, n in enumerate(self.packing.batch_sizes):
+            rows = slice(off[t], off[t] + n)
+            g = act[rows]
+            g += matmul(h[:n], w_h.T, out=rec[:n])
+            xp.tanh(g[:, :H], out=g[:, :H])
+            sig = g[:, H:]  # sigmoid(z) = 0.5 tanh(0.5 z) + 0.5: never overflows
+            sig *= 0.5
+            xp.tanh(sig, out=sig)
+            sig *= 0.5
+            sig += 0.5
+            xp.multiply(g[:, :H], g[:, H:2 * H], out=cs[rows])  # a * i
+            cs[rows] += xp.multiply(g[:, 2 * H:3 * H], c[:n], out=fc[:n])  # + f * c_prev
+            xp.tanh(cs[rows], out=tanh_cs[rows])
+            xp.multiply(g[:, 3 * H:], tanh_cs[rows], out=hs[rows])
+            h, c = hs[rows], cs[rows]  # a sentence keeps its position: rows [0, n) go on
+        self.retain_inputs((1, 2, 3, 4))
+        self.x, self.act, self.hs, self.cs, self.tanh_cs = x, act, hs, cs, tanh_cs
+        last = xp.asarray(self.packing.final_rows())
+        return hs, hs[last], cs[last]
+
+    def _previous(self, states, initial):
+        """(N, H): for every packed row, the state its step read (``initial`` at step 0)."""
+        off, sizes = self.packing.offsets, self.packing.batch_sizes
+        prev = backend.get_array_module(states).empty_like(states)
+        prev[:sizes[0]] = initial
+        for t in range(1, len(sizes)):  # step t's sentences are step t-1's first rows
+            prev[off[t]:off[t + 1]] = states[off[t - 1]:off[t - 1] + sizes[t]]
+        return prev
+
+    def _local_derivatives(self, c0):
+        """``(k_c, k)`` for every token: dc += dh k_c; d(pre-activations) = [dc dc dc dh] k."""
+        xp = backend.get_array_module(self.act)
+        act, tc, H = self.act, self.tanh_cs, self.hs.shape[1]
+        a, i, f, o = (act[:, n * H:(n + 1) * H] for n in range(4))
+        k = xp.empty_like(act)
+        k_a, k_i, k_f, k_o = (k[:, n * H:(n + 1) * H] for n in range(4))
+        xp.multiply(a, a, out=k_a)  # i (1 - a^2): tanh's derivative, times i
+        xp.subtract(1, k_a, out=k_a)
+        k_a *= i
+        xp.subtract(1, i, out=k_i)  # a i (1 - i): sigmoid's derivative, times a
+        k_i *= i
+        k_i *= a
+        xp.subtract(1, f, out=k_f)  # c_prev f (1 - f)
+        k_f *= f
+        k_f *= self._previous(self.cs, c0)
+        xp.subtract(1, o, out=k_o)  # tanh(c) o (1 - o): times dh, not dc
+        k_o *= o
+        k_o *= tc
+        k_c = xp.multiply(tc, tc)  # o (1 - tanh(c)^2)
+        xp.subtract(1, k_c, out=k_c)
+        k_c *= o
+        return k_c, k
+
+    def backward(self, indexes, grad_outputs):
+        h0, c0, w_x, w_h = (v.array for v in self.get_retained_inputs())
+        g_hs, g_h, g_c = (None if g is None else g.array for g in grad_outputs)
+        xp = backend.get_array_module(w_h)
+        H, off = self.hs.shape[1], self.packing.offsets
+        k_c, d_act = self._local_derivatives(c0)  # d_act is finished in place below
+        # A sentence's row is idle after its last step, so its final-state gradient can sit in
+        # dh, dc from the start: it is first used at that last step.
+        dh = xp.zeros_like(h0) if g_h is None else g_h.copy()
+        dc = xp.zeros_like(c0) if g_c is None else g_c.copy()
+        tmp = xp.empty_like(dh)
+        f = self.act[:, 2 * H:3 * H]
+        for t in reversed(range(len(self.packing.batch_sizes))):
+            n = self.packing.batch_sizes[t]
+            rows = slice(off[t], off[t] + n)
+            if g_hs is not None:
+                dh[:n] += g_hs[rows]
+            dc[:n] += xp.multiply(dh[:n], k_c[rows], out=tmp[:n])
+            d = d_act[rows]
+            gates3 = d[:, :3 * H].reshape(n, 3, H)  # a view: a, i, f scale with dc
+            gates3 *= dc[:n, None, :]
+            d[:, 3 * H:] *= dh[:n]
+            dc[:n] *= f[rows]
+            matmul(d, w_h, out=dh[:n])
+        grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
+                 3: lambda: matmul(d_act.T, self.x),
+                 4: lambda: matmul(d_act.T, self._previous(self.hs, h0)),  # h_prev (N, H)
+                 5: lambda: d_act.sum(axis=0)}
+        out = []
+        for i in indexes:
+            g = grads[i]()
+            if i == 0 and self.mask is not None:
+                g *= self.mask
+            out.append(chainer.Variable(g))
+        return tuple(out)
+
+
+def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
+    """Run one LSTM layer, input projection included, over a packed batch.
+
+    Args:
+        x: (N, n_in) inputs, packed by ``packing`` (a ``dlhack.model.packing.Packing``).
+        h0, c0: (B, H) initial states, in ``packing.order`` (arrays or variables).
+        w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [a, i, f, o]; b: (4H,) bias.
+        mask: (N, n_in) dropout mask (already scaled), or None.
+
+    Returns:
+        hs (N, H) packed outputs, and h, c (B, H) at each sentence's last token, in
+        ``packing.order``.
+    """
+    return LSTMLayer(packing, mask).apply((x, h0, c0, w_x, w_h, b))
