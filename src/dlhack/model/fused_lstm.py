@@ -15,8 +15,8 @@ What it does differently, and why (``dlhack bench model`` measures each):
   computes each gate's local derivative for every token at once before its time loop, so that
   loop holds only what is sequential: a few row-block updates and one product per step.
 
-Memory kept for backward: the activated gates (N, 4H) and three (N, H) arrays (cell, its tanh,
-output), N real tokens. The products are those of ``lstm`` without the padding rows:
+Memory kept for backward: the activated gates (N, 4H), the cells and outputs (N, H) each, and
+the (dropped-out) input, N real tokens; tanh of the cells is recomputed. The products are those of ``lstm`` without the padding rows:
 ``dlhack.bench.flops`` counts their useful operations. Gate layout: [a (cell input), i, f, o].
 """
 import chainer
@@ -51,9 +51,9 @@ class LSTMLayer(chainer.FunctionNode):
         act = matmul(x, (w_x * scale[:, None]).T)  # (N, 4H): pre-activations, then gates
         act += b * scale
         w_h_t = (w_h * scale[:, None]).T
-        hs, cs, tanh_cs = (xp.empty((len(x), H), x.dtype) for _ in range(3))
+        hs, cs = xp.empty((len(x), H), x.dtype), xp.empty((len(x), H), x.dtype)
         rec = xp.empty((len(h0), 4 * H), x.dtype)
-        fc = xp.empty((len(h0), H), x.dtype)
+        fc, tc = xp.empty((len(h0), H), x.dtype), xp.empty((len(h0), H), x.dtype)
         h, c = h0, c0
         for t, n in enumerate(self.packing.batch_sizes):
             rows = slice(off[t], off[t] + n)
@@ -64,11 +64,10 @@ class LSTMLayer(chainer.FunctionNode):
             g += shift  # g = [a, i, f, o]
             xp.multiply(g[:, :H], g[:, H:2 * H], out=cs[rows])  # a * i
             cs[rows] += xp.multiply(g[:, 2 * H:3 * H], c[:n], out=fc[:n])  # + f * c_prev
-            xp.tanh(cs[rows], out=tanh_cs[rows])
-            xp.multiply(g[:, 3 * H:], tanh_cs[rows], out=hs[rows])
+            xp.multiply(g[:, 3 * H:], xp.tanh(cs[rows], out=tc[:n]), out=hs[rows])
             h, c = hs[rows], cs[rows]  # a sentence keeps its position: rows [0, n) go on
         self.retain_inputs((1, 2, 3, 4))
-        self.x, self.act, self.hs, self.cs, self.tanh_cs = x, act, hs, cs, tanh_cs
+        self.x, self.act, self.hs, self.cs = x, act, hs, cs  # tanh(c): recomputed in backward
         last = xp.asarray(self.packing.final_rows())
         return hs, hs[last], cs[last]
 
@@ -88,7 +87,7 @@ class LSTMLayer(chainer.FunctionNode):
         for every gate, the cell input's block set to 1 - a^2, then times [i, a, c_prev, tanh c].
         """
         xp = backend.get_array_module(self.act)
-        act, tc, H = self.act, self.tanh_cs, self.hs.shape[1]
+        act, tc, H = self.act, xp.tanh(self.cs), self.hs.shape[1]
         a, i, o = act[:, :H], act[:, H:2 * H], act[:, 3 * H:]
         k = xp.subtract(1, act)
         k *= act
