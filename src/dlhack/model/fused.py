@@ -164,7 +164,7 @@ class FusedSeq2seq(Seq2seq):
         rows = gather_rows(packed, self.xp.asarray(index.ravel()))
         return F.reshape(rows, index.shape + (packed.shape[1],)), index >= 0
 
-    def forward(self, xs, ys):
+    def forward(self, xs, ys, normalizer=None):
         """Loss: mean over sentences of the summed token cross-entropy (as ``Seq2seq``)."""
         xp, host = self.xp, chainer.backend.CpuDevice().send
         xs, ys = [host(x) for x in xs], [host(y) for y in ys]
@@ -187,7 +187,8 @@ class FusedSeq2seq(Seq2seq):
             position = np.empty(tgt.n, dtype=np.int64)
             position[index[index >= 0]] = np.flatnonzero(index.ravel() >= 0)
             features = gather_rows(F.reshape(attended, (-1, self.n_units)), xp.asarray(position))
-        node = OutputLoss(xp.asarray(tgt.pack(ys_out)), len(xs), self._mask(features.shape))
+        node = OutputLoss(xp.asarray(tgt.pack(ys_out)), normalizer or len(xs),
+                          self._mask(features.shape))
         loss, = node.apply((features, self.W_o.W, self.W_o.b))
         perp = np.exp(node.token_loss_sum / tgt.n)
         chainer.report({"loss": loss, "perp": perp}, self)
