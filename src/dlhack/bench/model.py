@@ -16,6 +16,8 @@ example on the shuffled batches its own trainer draws (``SerialIterator``), or o
 after two warm-up steps, then the same steps again with the ``GemmMeter`` on (which products
 ran, and how long they took), then replays those product shapes alone: the sgemm rate. Fraction
 of the sgemm rate = useful FLOPs (``dlhack.bench.flops``, real tokens only) / step time / rate.
+Peak memory is the process's peak resident set; training memory is that less the resident set
+before the model was made (interpreter, numpy, Chainer and the corpus: the same for every row).
 ``--clock cpu`` times with the process's CPU time: on a machine shared with other jobs, time
 slices lost to them then count for nobody.
 """
@@ -105,8 +107,7 @@ def worker(impl, units, layers, attention, args):
             "phases": roofline.phase_table(metered, meter, len(batches) - 2),
             "page_faults_per_step": faults / (len(batches) - 2),
             "peak_rss_mb": peak, "rss_before_training_mb": rss_before,
-            "gemm_in_step_rate": meter.flops() / max(meter.seconds(), 1e-9),
-            "mean_step_jitter": float(np.std(clock.steps) / np.mean(clock.steps))}
+            "gemm_in_step_rate": meter.flops() / max(meter.seconds(), 1e-9)}
 
 
 def measure(impl, units, layers, attention, args):
@@ -130,11 +131,15 @@ def report(name, runs):
     """Print one configuration's table: medians over repeats, ratios paired by repeat."""
     from dlhack.bench.roofline import format_phases
 
+    for rs in runs.values():
+        for r in rs:
+            r["training_mb"] = r["peak_rss_mb"] - r["rss_before_training_mb"]
     med = {impl: {k: statistics.median(r[k] for r in rs) for k in
-                  ("sentences_per_sec", "peak_rss_mb", "sgemm_rate", "page_faults_per_step")}
-           for impl, rs in runs.items()}
+                  ("sentences_per_sec", "peak_rss_mb", "training_mb", "sgemm_rate",
+                   "page_faults_per_step")} for impl, rs in runs.items()}
     print(f"\n{name}: {'':>9} {'sent/s':>8} {'useful GF/s':>11} {'executed':>9} "
-          f"{'sgemm GF/s':>10} {'of sgemm':>8} {'peak MB':>8} {'faults/step':>11}")
+          f"{'sgemm GF/s':>10} {'of sgemm':>8} {'peak MB':>8} {'training MB':>11} "
+          f"{'faults/step':>11}")
     for impl, rs in runs.items():
         gf = statistics.median(r["useful_flops"] / r["seconds"] / 1e9 for r in rs)
         ex = statistics.median(r["executed_flops"] / r["seconds"] / 1e9 for r in rs)
@@ -142,6 +147,7 @@ def report(name, runs):
         print(f"{'':>{len(name) + 1}} {impl:>10} {med[impl]['sentences_per_sec']:>8.1f} "
               f"{gf:>11.1f} {ex:>9.1f} {med[impl]['sgemm_rate'] / 1e9:>10.1f} "
               f"{statistics.median(fr):>8.3f} {med[impl]['peak_rss_mb']:>8.0f} "
+              f"{med[impl]['training_mb']:>11.0f} "
               f"{med[impl]['page_faults_per_step']:>11.0f}   (of sgemm per repeat: "
               f"{', '.join(f'{f:.3f}' for f in fr)})")
     impls = list(runs)
@@ -151,9 +157,11 @@ def report(name, runs):
                 speed = [x["sentences_per_sec"] / y["sentences_per_sec"]
                          for x, y in zip(runs[a], runs[b])]
                 mem = [x["peak_rss_mb"] / y["peak_rss_mb"] for x, y in zip(runs[a], runs[b])]
+                own = [x["training_mb"] / y["training_mb"] for x, y in zip(runs[a], runs[b])]
                 print(f"  {a}/{b}: throughput x{statistics.median(speed):.2f} "
                       f"({', '.join(f'{s:.2f}' for s in speed)}), peak memory "
-                      f"x{statistics.median(mem):.2f}")
+                      f"x{statistics.median(mem):.2f}, training memory "
+                      f"x{statistics.median(own):.2f}")
     for impl, rs in runs.items():
         typical = sorted(rs, key=lambda r: r["sentences_per_sec"])[len(rs) // 2]
         print(f"  {impl}, ms per step by phase (GEMM: the products, metered; other: Chainer, "
