@@ -163,13 +163,16 @@ class Seq2seq(chainer.Chain):
         B, T, H = features.shape
         return self.W_o(F.dropout(F.reshape(features, (B * T, H)), self.dropout))
 
-    def forward(self, xs, ys):
+    def forward(self, xs, ys, normalizer=None):
         """Loss: mean over sentences of the summed token cross-entropy.
 
         Args:
             xs: list of source id arrays (no BOS/EOS).
             ys: list of target id arrays (no BOS/EOS); the decoder reads ``<s> y`` and
                 predicts ``y <eos>``.
+            normalizer: divide the summed loss by this instead of ``len(xs)``: ranks that
+                share a global batch by tokens (``BalancedIterator``) each divide by its
+                sentence count over the number of ranks, so their mean is its loss.
         """
         xp = self.xp
         hy, cy, enc, mask = self.encode(xs)
@@ -181,7 +184,7 @@ class Seq2seq(chainer.Chain):
         logits = self.logits(self.output_features(dec, enc, mask))
         token_loss = F.softmax_cross_entropy(logits, ys_out.reshape(-1), reduce="no",
                                              ignore_label=PAD)
-        loss = F.sum(token_loss) / len(xs)
+        loss = F.sum(token_loss) / (normalizer or len(xs))
         n_tokens = int((ys_out != PAD).sum())
         chainer.report({"loss": loss, "perp": F.exp(F.sum(token_loss) / n_tokens)}, self)
         return loss
@@ -227,6 +230,10 @@ class Seq2seq(chainer.Chain):
 
 
 def convert(batch, device=None):
-    """Converter for Chainer iterators: a list of (src, tgt) id-array pairs -> model kwargs."""
+    """Converter for Chainer iterators: a list of (src, tgt) id-array pairs -> model kwargs
+    (and the batch's ``normalizer``, when it has one: ``dlhack.corpus.batching.Batch``)."""
     to = (lambda a: a) if device is None else chainer.get_device(device).send
-    return {"xs": [to(x) for x, _ in batch], "ys": [to(y) for _, y in batch]}
+    kwargs = {"xs": [to(x) for x, _ in batch], "ys": [to(y) for _, y in batch]}
+    if getattr(batch, "normalizer", None) is not None:
+        kwargs["normalizer"] = batch.normalizer
+    return kwargs
