@@ -1,10 +1,11 @@
 """The adapter: the one way graded tests reach learner code, and the fixtures every lab shares.
 
 Graded tests run only under the grader (``dlhack grade``, ``dlhack.grade.check``). For each run
-it copies this folder, writes the learner's answer cells as ``submission.py``, points
-``DLHACK_SUBMISSION`` at it and starts one test under mpiexec at one rank count. Under a plain
-``pytest`` (the project's own suite) nothing here is collected: tests/grade/ grades the solution
-notebooks and planted wrong answers through the grader instead.
+it copies this file, its neighbours and the lab's folder, writes the learner's answer cells as
+``submission.py``, points ``DLHACK_SUBMISSION`` at it and starts the tests under mpiexec at one
+rank count. Under a plain ``pytest graded`` nothing here is collected (the project's own suite,
+``tests/``, does not look here): tests/grade/ grades the solution notebooks and planted wrong
+answers through the grader instead.
 """
 import importlib.util
 import os

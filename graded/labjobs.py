@@ -5,18 +5,22 @@
     in_background([lambda: job(1), lambda: job(2)])            # start the jobs tests will want
 
 The graded test itself runs at one rank under the grader's mpiexec; the job it starts must not
-join that one (``without_launcher``). The job's output goes to ``folder/output.txt`` and how it
-ended to ``folder/status.json`` (``rc``, ``timed_out``, the output's tail), which the lab's own
-helpers read. On the timeout, mpiexec gets SIGINT (it passes it on to the ranks), then SIGKILL.
+join that one. The job is started and killed by dlhack's one job supervisor
+(``dlhack.jobs.supervise``, which drops the outer launcher's variables): each rank runs inside
+its wrapper, which ends the job when a rank raises, and on the timeout, or after a normal end,
+everything the job started is killed. How it ended goes to ``folder/status.json`` (``rc``,
+``timed_out``, the end of each rank's output), which the lab's own helpers read; the run files
+stay in ``folder/run``.
 """
 import json
 import os
-import signal
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from dlhack.jobs.mpiexec import THREAD_VARIABLES, mpiexec_command, without_launcher
+from dlhack.jobs import supervise
+from dlhack.jobs.mpiexec import THREAD_VARIABLES
+from dlhack.jobs.runfiles import output_tail
 
 
 def launch(n, argv, folder, timeout, keep_threads=True):
@@ -27,26 +31,20 @@ def launch(n, argv, folder, timeout, keep_threads=True):
             variables unset, so that the learner's script must set them itself (lab 06_slower).
     """
     folder = Path(folder)
-    cmd, env = mpiexec_command(n, argv, env=without_launcher(os.environ))
-    if not keep_threads:
-        env = {k: v for k, v in env.items() if k not in THREAD_VARIABLES}
-    log = folder / "output.txt"
+    env = {k: v for k, v in os.environ.items() if keep_threads or k not in THREAD_VARIABLES}
+    run_dir = folder / "run"
+    run_dir.mkdir(exist_ok=True)
+    job = supervise.start(argv, run_dir, n, cwd=folder, env=env,
+                          threads=1 if keep_threads else None)
     timed_out = False
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            proc.send_signal(signal.SIGINT)  # mpiexec passes it on to the ranks, then exits
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-    status = {"rc": proc.returncode, "timed_out": timed_out,
-              "output": log.read_text(errors="replace")[-6000:]}
+    try:
+        job.proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        job.kill()
+    status = {"rc": job.proc.returncode, "timed_out": timed_out,
+              "output": output_tail(run_dir, limit=6000)}
     (folder / "status.json").write_text(json.dumps(status))
 
 

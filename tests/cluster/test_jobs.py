@@ -2,11 +2,12 @@
 import importlib.util
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-JOBS = Path(__file__).resolve().parents[2] / "jobs"
+from tests.support import ROOT
+
+JOBS = ROOT / "jobs"
 SCRIPTS = sorted(JOBS.glob("*.sh"))
 
 

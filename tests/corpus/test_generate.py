@@ -1,14 +1,10 @@
-"""The embedded corpus (dlhack.corpus.generate): determinism, disjoint splits, size, and real reordering."""
-import random
-import re
+"""The embedded corpus (dlhack.corpus.generate): determinism, disjoint splits, sizes, lengths, files."""
 from collections import Counter
 
 import pytest
 
 from dlhack.corpus import generate as data
-from dlhack.corpus import inflection, sentences
-from dlhack.corpus.inflection import ja_plain, ja_polite_question
-from dlhack.corpus.phrases import LEX
+from dlhack.corpus import sentences
 
 
 @pytest.fixture(scope="module")
@@ -46,21 +42,6 @@ def test_no_dev_or_test_sentence_is_in_train(corpus):
     assert not {en for en, _ in corpus["dev"]} & {en for en, _ in corpus["test"]}
 
 
-@pytest.fixture(scope="module")
-def samples():
-    """60,000 draws from the grammar (with repeats), as english -> japanese."""
-    rng, seen = random.Random(11), {}
-    for _ in range(60000):
-        en, ja = data.sample(rng)
-        assert seen.setdefault(en, ja) == ja, (en, seen[en], ja)
-    return seen
-
-
-def test_each_english_sentence_has_one_japanese_rendering(samples):
-    # the fixture asserts it draw by draw; here: the grammar is far from exhausted
-    assert len(samples) > 50000
-
-
 def test_at_least_300_word_types_per_side(corpus):
     en, ja = types(corpus["train"], 0), types(corpus["train"], 1)
     assert len(en) >= 300 and len(ja) >= 300, (len(en), len(ja))
@@ -81,62 +62,12 @@ def test_generation_is_fast():
     assert time.process_time() - start < 1.5
 
 
-def simple_svo(samples):
-    """Pairs like "tom ate the apple ." with the Japanese we expect from the word lists."""
-    subjects = dict(LEX.names) | {p[0]: p[3] for p in LEX.pronouns.values()}
-    verbs = {v.en.past: v for v in LEX.transitive if v.particle == "を" and "P" not in v.flags
-             and v.en.past != v.en.base}  # "read": present or past
-    nouns = {n.en: n for n in LEX.nouns.values() if n.art == "a" and "@" not in n.tags}
-    pattern = re.compile(r"(\w+) (\w+) (the|a|an) (\w+) \.")
-    for en, ja in samples.items():
-        m = pattern.fullmatch(en)
-        if m and m[1] in subjects and m[2] in verbs and m[4] in nouns:
-            yield en, ja, subjects[m[1]], verbs[m[2]], nouns[m[4]]
-
-
-def test_subject_object_verb_order_with_particles(samples):
-    found = list(simple_svo(samples))
-    assert len(found) >= 20
-    for en, ja, subj, verb, obj in found:
-        assert ja == f"{subj} は {obj.ja} を {verb.ja['ta']} 。", en
-        tokens, verb_tokens = ja.split(), verb.ja["ta"].split()
-        # the object comes first, marked by を, and the verb closes the sentence
-        assert tokens[-1 - len(verb_tokens):-1] == verb_tokens
-        assert tokens.index(obj.ja.split()[-1]) < tokens.index("を") < len(tokens) - len(verb_tokens)
-
-
 def test_particles_and_question_endings_occur(corpus):
     ja = types(corpus["train"], 1)
     for particle in ("は", "が", "を", "に", "で", "と", "の", "から", "まで"):
         assert ja[particle] >= 50, particle
     for en, ja in corpus["train"][:2000]:
         assert en.endswith("?") == ja.endswith("か ？"), (en, ja)
-
-
-def test_numerals_float_after_the_object(samples):
-    numbers = dict(LEX.numbers)
-    verbs = {v.en.past: v for v in LEX.transitive if v.particle == "を" and v.en.past != v.en.base}
-    plurals = {n.pl: n for n in LEX.nouns.values() if n.art == "a" and n.ctr}
-    pattern = re.compile(r".* (\w+) (two|three|four|five|six|seven|eight|nine) (\w+) \.")
-    seen = 0
-    for en, ja in samples.items():
-        m = pattern.fullmatch(en)
-        if m and m[1] in verbs and m[3] in plurals and m[1] != "played":  # played: する or 弾く
-            noun, verb = plurals[m[3]], verbs[m[1]]
-            # "ate three apples ." -> "りんご を 三 つ 食べ た 。"
-            assert ja.endswith(f"{noun.ja} を {numbers[m[2]]} {noun.ctr} {verb.ja['ta']} 。"), en
-            seen += 1
-    assert seen >= 20
-
-
-def test_tense_negation_and_politeness_inflect_the_verb():
-    eat = next(v for v in LEX.transitive if v.en.base == "eat").ja
-    assert ja_plain(eat, "past", False) == "食べ た"
-    assert ja_plain(eat, "past", True) == "食べ な かっ た"
-    assert ja_plain(eat, "prog", False) == "食べ て い る"
-    assert ja_polite_question(eat, "past", True) == "食べ ま せ ん でし た か ？"
-    read = next(v for v in LEX.transitive if v.en.base == "read").ja
-    assert (read["ta"], read["nai"], read["masu"]) == ("読 ん だ", "読 ま", "読 み")
 
 
 def test_write_corpus_round_trip(tmp_path):
@@ -161,12 +92,5 @@ def test_cli_writes_the_six_files(tmp_path, capsys):
     assert "200 pairs" in out and "word types" in out
 
 
-def test_the_docstring_examples_of_sentences_and_inflection():
-    """The usage lines at the top of ``sentences`` and ``inflection`` show what they return."""
-    pair = sentences.sample(random.Random(0))
-    assert repr(pair) in sentences.__doc__
-    eat = inflection.japanese_verb("食べ=る")
-    assert set(eat) == {"dict", "nai", "ta", "te", "masu"}
-    assert ja_plain(eat, "past", True) == "食べ な かっ た"
-    assert inflection.en_statement(inflection.english_verb("eat/ate"), "pres", False, "3") == "eats"
-    assert data.sample is sentences.sample  # still importable from generate, as before
+def test_sample_is_still_importable_from_generate():
+    assert data.sample is sentences.sample

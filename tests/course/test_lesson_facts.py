@@ -17,14 +17,13 @@ import math
 import re
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import ROOT
 
 
 def lesson_path(lesson):

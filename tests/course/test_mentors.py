@@ -1,11 +1,11 @@
 """Every lesson has a mentor's guide in mentors/, listed in mentors/README.md, with the five
 parts issue 15 asks for: the time, what to say first, predict-then-run questions with answers,
 the common failures with what the learner sees, and what to skip when short of time."""
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import ROOT
+
 LESSONS = sorted(p.stem for p in (ROOT / "lessons").glob("*.ipynb"))
 PARTS = ("## Time", "## Say before running", "## Predict, then run",
          "## Common failures, and what the learner sees", "## Short of time")

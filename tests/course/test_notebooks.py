@@ -22,13 +22,13 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 from jupyter_client.kernelspec import KernelSpecManager
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import ROOT, course_env
+
 NOTEBOOKS = sorted(p.relative_to(ROOT).as_posix() for folder in ("lessons", "solutions", "labs")
                    for p in (ROOT / folder).glob("*.ipynb"))
 RUNNER = """
@@ -45,8 +45,7 @@ def execute(relpath, outdir):
     """Run one notebook in a fresh process; returns (seconds, returncode, stderr, output path)."""
     out = outdir / relpath.replace("/", "__")
     assert not out.resolve().is_relative_to(ROOT), f"{out}: write executed copies outside the repo"
-    env = {**os.environ, "DLHACK_SMALL": "1", "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    env = course_env(DLHACK_SMALL="1", PYDEVD_DISABLE_FILE_VALIDATION="1")
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", RUNNER, str(ROOT / relpath), str(out),
                            str((ROOT / relpath).parent)], check=False, env=env, capture_output=True,

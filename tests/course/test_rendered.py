@@ -8,14 +8,13 @@ import copy
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from dlhack.tools import render
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 
 

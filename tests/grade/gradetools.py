@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from dlhack.grade import notebook
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 PLANTED = Path(__file__).with_name("submissions") / "02_collectives"
 SOLUTION = ROOT / "solutions" / "02_collectives.ipynb"
 LAB = ROOT / "labs" / "02_collectives.ipynb"

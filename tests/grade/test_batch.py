@@ -9,13 +9,13 @@ same launch show what happens to them.
 import json
 
 import pytest
-from gradetools import solution_cell, solution_notebook, with_cell
 
 from dlhack.grade import batch
 from dlhack.grade.plan import load_plan
 from dlhack.grade.report import feedback
 from dlhack.grade.schedule import grade
 from dlhack.grade.watch import Watch
+from tests.grade.gradetools import solution_cell, solution_notebook, with_cell
 
 LAB, RING = "02_collectives", "allreduce_ring"
 FIRST, SECOND, THIRD = "test_sum_matches_serial", "test_length_not_divisible", \

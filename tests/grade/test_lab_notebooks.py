@@ -7,8 +7,9 @@ import shutil
 
 import nbclient
 import nbformat
-from gradetools import SOLUTION
 from nbgrader.utils import determine_grade
+
+from tests.grade.gradetools import SOLUTION
 
 
 def test_solution_check_cells_earn_their_points_as_nbgrader_reads_them(tmp_path):

@@ -36,11 +36,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from gradetools import solution_cell, solution_notebook, with_cell
 
 from dlhack.grade import notebook
 from dlhack.grade.plan import load_plan
 from dlhack.grade.schedule import Slots, grade
+from tests.grade.gradetools import solution_cell, solution_notebook, with_cell
 
 MUTANTS = Path(__file__).with_name("mutants")
 MIN_PER_EXERCISE = 5

@@ -5,13 +5,13 @@ import io
 import sys
 import uuid
 
-from gradetools import PLANTED, ROOT, SOLUTION
-
 from dlhack.grade import grade, grade_notebook, notebook
 from dlhack.grade.plan import load_plan
 from dlhack.grade.report import feedback
 from dlhack.jobs import stacks
 from dlhack.jobs.run import run
+from tests.grade.gradetools import PLANTED, SOLUTION
+from tests.support import ROOT
 
 DEADLOCK = ROOT / "tests" / "tools" / "scripts" / "deadlock.py"
 LEAVE_A_CHILD = """

@@ -7,13 +7,14 @@ import sys
 import time
 
 import pytest
-from gradetools import PLANTED, ROOT, SOLUTION, time_bound
 
 from dlhack.grade import grade, grade_notebook, notebook, sandbox
 from dlhack.grade.cli import main
 from dlhack.grade.plan import LabError, load_plan
 from dlhack.grade.report import feedback
 from dlhack.jobs.mpiexec import find_mpiexec
+from tests.grade.gradetools import PLANTED, SOLUTION, time_bound
+from tests.support import ROOT
 
 NAIVE = ["allreduce_naive"]
 

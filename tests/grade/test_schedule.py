@@ -4,12 +4,11 @@ import json
 import time
 import xml.etree.ElementTree as ET
 
-from gradetools import LAB, PLANTED, SOLUTION, sha256, time_bound
-
 from dlhack.grade import grade, grade_notebook, notebook
 from dlhack.grade.cli import main
 from dlhack.grade.plan import load_plan
 from dlhack.grade.report import feedback
+from tests.grade.gradetools import LAB, PLANTED, SOLUTION, sha256, time_bound
 
 
 def test_solution_scores_full_marks_in_well_under_a_minute(workdir):
@@ -57,7 +56,7 @@ def test_cli_says_where_the_graded_tests_are_missing(tmp_path, monkeypatch, caps
     monkeypatch.setenv("DLHACK_ROOT", str(tmp_path))
     assert main([str(LAB)]) == 2
     err = capsys.readouterr().err
-    assert "tests/labs" in err and "DLHACK_ROOT" in err
+    assert "graded/conftest.py" in err and "DLHACK_ROOT" in err
 
 
 def test_cli_refuses_an_unknown_lab(capsys):

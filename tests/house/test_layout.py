@@ -14,18 +14,18 @@ import ast
 import importlib
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
+
 SRC = ROOT / "src"
 PACKAGE = SRC / "dlhack"
 MAX_LINES = 300
 # Run by their path inside a rank, never imported: they must not import dlhack (and Chainer).
 STANDALONE = ("dlhack.jobs.rankwrap", "dlhack.grade.pytest_in_rank")
 # Loaded by their path from beside a standalone script, or from a graded rank's adapter
-# (tests/labs/conftest.py): the standard library only.
+# (graded/conftest.py): the standard library only.
 LOADED_BY_PATH = ("dlhack.jobs.mpiexec", "dlhack.jobs.runfiles", "dlhack.grade.guard",
                   "dlhack.grade.stopearly")
 

@@ -10,8 +10,6 @@ import chainer
 import chainer.links as L
 import numpy as np
 import pytest
-from counting import CountingComm
-from tiny_mlp import make_mlp, mlp_examples
 
 from dlhack.parallel import (
     Communicator,
@@ -25,6 +23,8 @@ from dlhack.parallel import (
 )
 from dlhack.parallel import paramserver as ps
 from dlhack.parallel.p2p import Traffic, recv, send
+from tests.parallel.counting import CountingComm
+from tests.parallel.tiny_mlp import make_mlp, mlp_examples
 
 ITEMSIZE = 4  # float32
 

@@ -4,7 +4,6 @@ import chainer.functions as F
 import chainer.links as L
 import numpy as np
 import pytest
-from tiny_mlp import make_mlp, mlp_examples
 
 from dlhack.bleu import corpus_bleu
 from dlhack.parallel import (
@@ -13,6 +12,7 @@ from dlhack.parallel import (
     gather_corpus_bleu,
     scatter_dataset,
 )
+from tests.parallel.tiny_mlp import make_mlp, mlp_examples
 
 
 def uneven_slices(n, size):

@@ -4,7 +4,6 @@ Every rank builds the whole ``Seq2seq`` from the same seed as the reference, run
 batch, and checks the part it holds: the loss on the decoder rank, every gradient on the rank
 that owns the parameter, the weights after a few Adam steps, the greedy translations.
 """
-import os
 import subprocess
 import sys
 
@@ -22,19 +21,7 @@ from dlhack.parallel.model_parallel import (
     gradient_bytes,
 )
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the mpiexec children
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
-
-
-@pytest.fixture
-def mpi_comm():
-    """A fresh duplicate of ``MPI.COMM_WORLD`` for one test, freed afterwards."""
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD.Dup()
-    yield comm
-    comm.Free()
 
 
 def batch(seed=0, n=5):

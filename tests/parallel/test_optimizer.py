@@ -10,7 +10,6 @@ import chainer
 import chainer.links as L
 import numpy as np
 import pytest
-from tiny_mlp import make_mlp, mlp_examples, mlp_loss
 
 from dlhack.parallel import create_communicator, create_multi_node_optimizer
 from dlhack.parallel.equivalence import (
@@ -21,6 +20,7 @@ from dlhack.parallel.equivalence import (
 )
 from dlhack.parallel.optimizer import MultiNodeOptimizer, OverlappedMultiNodeOptimizer
 from dlhack.parallel.overlap import BucketedMeanGrad
+from tests.parallel.tiny_mlp import make_mlp, mlp_examples, mlp_loss
 
 OPTIMIZERS = {
     "SGD": lambda: chainer.optimizers.SGD(lr=0.1),

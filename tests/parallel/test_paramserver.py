@@ -11,16 +11,6 @@ import pytest
 from dlhack.parallel import paramserver as ps
 
 
-@pytest.fixture
-def mpi_comm():
-    """A duplicate of COMM_WORLD for one test, so stray messages cannot leak between tests."""
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD.Dup()
-    yield comm
-    comm.Free()
-
-
 def test_gradient_matches_finite_differences():
     problem = ps.make_problem(seed=3, n_samples=64, n_features=5)
     X, y = problem.X.astype(np.float64), problem.y.astype(np.float64)
