@@ -3,7 +3,7 @@ processes a job left behind.
 
     from tests.support import ROOT, course_env, processes, left_running, survivors
 
-- ``ROOT``: the checkout. ``tests`` is a package (so two rooms may hold test files of one name),
+- ``ROOT``, ``LESSONS``: the checkout, and its lesson notebooks in order. ``tests`` is a package (so two rooms may hold test files of one name),
   and pytest puts the checkout first on ``sys.path`` when it imports ``tests/conftest.py``: this
   module imports the same way in every room, and in the ranks pytest-isolate-mpi starts.
 - ``course_env()``: what ``make test`` sets, one BLAS thread per rank
@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent  # the venv's bin: its mpiexec matches its mpi4py
 SHARED_ENJA = ROOT.parent / "shared" / "data" / "small_parallel_enja"
 SCRIPTS = ROOT / "tests" / "tools" / "scripts"  # small broken MPI scripts for dlhack run
+LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))  # 00_getting_started.ipynb, ...
 
 
 def course_env(env=None, threads=1, **extra):

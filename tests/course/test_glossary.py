@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import LESSONS, ROOT
 
 GLOSSARY = ROOT / "GLOSSARY.md"
-LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
 
 # Japanese in the lessons that is not a course term: lesson 1's example sentence and its
 # tokens (トム 食べ た 三 つ りんご 昨日 。, the particles は を に), the title of lesson 0, and

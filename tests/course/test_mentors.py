@@ -4,14 +4,13 @@ the common failures with what the learner sees, and what to skip when short of t
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import LESSONS, ROOT
 
-LESSONS = sorted(p.stem for p in (ROOT / "lessons").glob("*.ipynb"))
 PARTS = ("## Time", "## Say before running", "## Predict, then run",
          "## Common failures, and what the learner sees", "## Short of time")
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
+@pytest.mark.parametrize("lesson", [path.stem for path in LESSONS])
 def test_every_lesson_has_a_whole_guide(lesson):
     guide = ROOT / "mentors" / f"{lesson}.md"
     assert guide.is_file(), f"no mentor's guide for lessons/{lesson}.ipynb: write {guide.name}"

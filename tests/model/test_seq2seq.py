@@ -1,10 +1,9 @@
-"""The translator: the fast LSTM against Chainer's NStepLSTM, the loss, translation."""
+"""The translator (dlhack.model.seq2seq): the fast LSTM path against Chainer's NStepLSTM, the
+loss, translation."""
 import chainer
 import numpy as np
 import pytest
-from chainer import gradient_check
 
-from dlhack.model.lstm import lstm_sequence
 from dlhack.model.seq2seq import EOS, Seq2seq
 
 V = 40
@@ -38,15 +37,6 @@ def test_fast_lstm_matches_nstep_reference(attention, layers):
     for name in ref_grads:
         np.testing.assert_allclose(fast_grads[name], ref_grads[name], rtol=1e-4, atol=1e-6,
                                    err_msg=name)
-
-
-def test_lstm_sequence_gradient():
-    rng = np.random.RandomState(1)
-    T, B, H = 4, 3, 2
-    inputs = [rng.randn(T, B, 4 * H), rng.randn(B, H), rng.randn(B, H), rng.randn(4 * H, H)]
-    grads = [rng.randn(T, B, H), rng.randn(T, B, H)]
-    gradient_check.check_backward(lambda *a: lstm_sequence(*a), inputs, grads,
-                                  dtype=np.float64, atol=1e-6, rtol=1e-5)
 
 
 def test_loss_is_mean_over_sentences():

@@ -11,34 +11,6 @@ import pytest
 from dlhack.parallel import paramserver as ps
 
 
-def test_gradient_matches_finite_differences():
-    problem = ps.make_problem(seed=3, n_samples=64, n_features=5)
-    X, y = problem.X.astype(np.float64), problem.y.astype(np.float64)
-    params = np.random.default_rng(0).standard_normal(problem.n_params)
-    eps = 1e-6
-    numeric = [(ps.loss(params + eps * e, X, y) - ps.loss(params - eps * e, X, y)) / (2 * eps)
-               for e in np.eye(len(params))]
-    assert np.allclose(ps.gradient(params, X, y), numeric, rtol=1e-4, atol=1e-6)
-
-
-def test_batches_depend_on_seed_worker_and_step_only():
-    problem = ps.make_problem(seed=0, n_samples=256)
-    params = np.zeros(problem.n_params, np.float32)
-    a = ps.make_grad_fn(problem, 1, 3, batchsize=8, seed=5)
-    b = ps.make_grad_fn(problem, 1, 3, batchsize=8, seed=5)
-    other = ps.make_grad_fn(problem, 2, 3, batchsize=8, seed=5)
-    assert np.array_equal(a(params, 4), b(params, 4))
-    assert not np.array_equal(a(params, 4), a(params, 5))
-    assert not np.array_equal(a(params, 4), other(params, 4))
-
-
-def test_serial_reference_learns():
-    problem = ps.make_problem(seed=0)
-    start = ps.loss(np.zeros(problem.n_params, np.float32), problem.X, problem.y)
-    params = ps.serial_reference(problem, n_workers=2, n_steps=50, batchsize=32, lr=0.5)
-    assert ps.loss(params, problem.X, problem.y) < 0.8 * start
-
-
 @pytest.mark.mpi(ranks=[2, 3, 4], timeout=60)
 def test_sync_server_equals_allreduce_and_serial(mpi_comm):
     """Same workers, data and seed: sync PS, allreduce and the serial reference agree."""
