@@ -19,7 +19,7 @@ from dlhack.grade import grade_notebook
 from dlhack.grade.cli import main
 from dlhack.grade.report import feedback
 from tests.grade import attacks
-from tests.grade.gradetools import PLANTED, SOLUTION
+from tests.grade.gradetools import PLANTED, SOLUTION, flat
 from tests.support import ROOT
 
 TIMEOUT = 8
@@ -81,8 +81,7 @@ def verdict(result):
 
 
 def says(result, phrase):
-    flat = " ".join(feedback(result).split())
-    return phrase in flat
+    return phrase in flat(result)
 
 
 ATTACKERS = ("saboteur", "forger", "poison")  # graded alone, then a classmate, below

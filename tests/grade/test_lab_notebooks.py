@@ -1,7 +1,7 @@
 """The solution notebook in a real kernel (nbclient): ``check`` finds the answers through
 IPython's linecache, and nbgrader awards each check cell its points from the value it returns.
 
-(tests/test_notebooks.py runs every lab and solution top to bottom; this adds nbgrader's view.)
+(tests/course/test_notebooks.py runs every lab and solution top to bottom; this adds nbgrader's view.)
 """
 import shutil
 

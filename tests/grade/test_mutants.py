@@ -28,7 +28,7 @@ contains EXPECT. All the mutants collected in one session are graded together, s
 rank slots, as ``dlhack grade FOLDER`` grades many submissions. When the slow mutants run too
 (``make test-slow``), the unchanged solution is graded alongside, once per exercise: a mutant that
 "loses points" only because the solution does too would prove nothing. (``make test`` leaves that
-to tests/test_notebooks.py, which runs every solution's check cells.)
+to tests/course/test_notebooks.py, which runs every solution's check cells.)
 """
 import os
 import re

@@ -1,10 +1,10 @@
 """Planted wrong submissions (tests/grade/submissions/02_collectives/, made by make_submissions.py):
 each gets the verdict it deserves, with a message that says what to look at, within the test
-timeout plus 10 s (see conftest.time_bound), without changing the notebook and without leaving a
+timeout plus 10 s (see gradetools.time_bound), without changing the notebook and without leaving a
 process behind.
 
 Each is graded on the exercise its plant is in (the solution and the lab are graded in full in
-test_grader.py), which keeps the set to about a minute on two cores.
+test_schedule.py), which keeps the set to about a minute on two cores.
 """
 import time
 
@@ -12,7 +12,7 @@ import pytest
 
 from dlhack.grade import grade_notebook
 from dlhack.grade.report import feedback
-from tests.grade.gradetools import PLANTED, sha256, time_bound, tree_hashes
+from tests.grade.gradetools import PLANTED, flat, sha256, time_bound, tree_hashes
 from tests.support import ROOT
 
 TIMEOUT = 8  # s per test run; the planted hangs cost one timeout each
@@ -98,3 +98,9 @@ def test_planted_submission_gets_its_verdict(name, workdir):
     assert elapsed < bound, f"took {elapsed:.1f} s, more than {bound:.0f} s"
     assert sha256(path) == before, "the grader changed the submission"
     assert lab_tests() == tests_before, "the repository's tests changed"
+
+
+def test_an_output_flood_fails_only_the_flooding_submission_and_says_so(workdir):
+    result = grade_notebook(PLANTED / "flood.ipynb", exercises=NAIVE, timeout=8, workdir=workdir)
+    assert result["score"] == 0 and result["status"] != "incomplete", feedback(result)
+    assert "wrote more than 64 MB of output (it was cut there)" in flat(result)

@@ -11,8 +11,8 @@ The notebook is written back in place with its outputs, and stamped:
 
 - ``metadata["dlhack"]["rendered"]``: the machine (CPU, cores, OS, Python, numpy, Chainer, BLAS),
   the load average before and after, the date, the duration, the git commit, and a sha256 of
-  each code cell's source in order, so that ``--check`` (and ``tests/test_rendered.py``) can tell
-  when a cell changed after its outputs were made;
+  each code cell's source in order, so that ``--check`` (and ``tests/course/test_rendered.py``)
+  can tell when a cell changed after its outputs were made;
 - a markdown cell at the top (tag ``rendered-stamp``) that says the same to a reader.
 
 Progress bars' carriage-return redraws are collapsed to what a terminal finally shows, and
