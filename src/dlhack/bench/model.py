@@ -9,7 +9,6 @@ side by side means more than either figure alone. Prints which BLAS kernel numpy
 """
 import argparse
 import json
-import os
 import resource
 import statistics
 import subprocess
@@ -17,6 +16,7 @@ import sys
 import time
 
 from dlhack.atomic import write_json
+from dlhack.jobs.mpiexec import one_thread_env
 
 CONFIGS = [("demo", 128, 2), ("256x3", 256, 3)]
 
@@ -63,7 +63,9 @@ def measure(impl, units, layers, args):
     cmd = [sys.executable, "-m", "dlhack.bench.model", "--worker", impl, str(units),
            str(layers), "--batchsize", str(args.batchsize), "--iterations",
            str(args.iterations)] + (["--corpus", args.corpus] if args.corpus else [])
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    # One BLAS thread, as every course job: the ratio compares formulations, not thread pools.
+    out = subprocess.run(cmd, env=one_thread_env(), check=True, capture_output=True,
+                         text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -84,8 +86,6 @@ def main(argv=None):
                                 args.corpus)))
         return 0
 
-    os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers' BLAS: one thread each
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     print(f"corpus: {args.corpus or 'embedded'}, batch {args.batchsize}, "
           f"{args.iterations} timed steps x {args.repeats} repeats, alternating")
     results = {}

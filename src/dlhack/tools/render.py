@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from dlhack.jobs.mpiexec import one_thread_env
+
 ROOT = Path(__file__).resolve().parents[3]
 LESSONS = ROOT / "lessons"
 KERNEL = "dlhack"
@@ -165,8 +167,7 @@ def render(path):
 
     for name in ("DLHACK_SMALL",):
         os.environ.pop(name, None)
-    os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                      PYDEVD_DISABLE_FILE_VALIDATION="1")
+    os.environ.update(one_thread_env(PYDEVD_DISABLE_FILE_VALIDATION="1"))
     nb = nbformat.read(path, as_version=4)
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
