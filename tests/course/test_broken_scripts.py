@@ -1,28 +1,23 @@
 """Lesson 6's broken scripts fail the way the lesson says, and their fixed twins work.
 
 lessons/scripts/06_debugging/NN_name_broken.py and NN_name_fixed.py, each run under mpiexec
-(through ``dlhack.tools.launch.run``, which groups errors by rank and aborts a job when a rank raises)
-with a timeout. The timing comparisons are ``slow``; every kind of bug keeps a fast test.
+(through ``dlhack.tools.launch.run``, which groups errors by rank and aborts a job when a rank
+raises) with a timeout. A plain ``mpiexec`` (the hang the lesson shows) runs as the one command of
+a job of the same supervisor, ``dlhack.jobs.run``, which kills it and all it started. The timing
+comparisons are ``slow``; every kind of bug keeps a fast test.
 """
 import io
-import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
-from pathlib import Path
 
-import psutil
 import pytest
 
+from dlhack.jobs import run as jobs
+from dlhack.jobs.mpiexec import THREAD_VARIABLES, find_mpiexec
 from dlhack.tools.launch import run
+from tests.support import ROOT
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "lessons" / "scripts" / "06_debugging"
-MPIEXEC = str(Path(sys.executable).with_name("mpiexec"))
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-os.environ.setdefault("OMP_NUM_THREADS", "1")  # one BLAS thread per rank unless a test says
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+SCRIPTS = ROOT / "lessons" / "scripts" / "06_debugging"
 
 
 def run_script(name, n=2, single=False, timeout=90):
@@ -32,6 +27,12 @@ def run_script(name, n=2, single=False, timeout=90):
                  stream=out)
     assert not result.timed_out, f"{name} timed out:\n{out.getvalue()[-3000:]}"
     return result, out.getvalue()
+
+
+def run_plain(cmd, timeout):
+    """``cmd`` (a plain ``mpiexec ...``) as one supervised process: (RunResult, its output)."""
+    result = jobs.run(cmd, n=1, single=True, timeout=timeout, stream=io.StringIO(), prefix=False)
+    return result, "\n".join(result.output[0])
 
 
 def only_error(result):
@@ -76,12 +77,12 @@ def test_a_gpu_from_intra_rank_works():
 def test_a_intra_rank_restarts_on_each_node(tmp_path):
     """Two pretend nodes of two ranks: ranks 2 and 3 use GPUs 0 and 1 of the second node."""
     script = str(SCRIPTS / "01_device_fixed.py")
-    cmd = [MPIEXEC, "-n", "2", "-env", "DLHACK_HOSTNAME", "a", sys.executable, script, ":",
+    cmd = [find_mpiexec(), "-n", "2", "-env", "DLHACK_HOSTNAME", "a", sys.executable, script, ":",
            "-n", "2", "-env", "DLHACK_HOSTNAME", "b", sys.executable, script]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
+    result, output = run_plain(cmd, timeout=120)
+    assert result.returncode == 0, output
     for rank, gpu in enumerate([0, 1, 0, 1]):
-        assert f"rank {rank} (intra_rank {gpu}) uses GPU {gpu}" in done.stdout
+        assert f"rank {rank} (intra_rank {gpu}) uses GPU {gpu}" in output
 
 
 # (b) arrays made before the device is set ----------------------------------------------------
@@ -100,43 +101,24 @@ def test_b_device_first_works():
 
 # (c) one rank raises before a collective -----------------------------------------------------
 
-def test_c_plain_mpiexec_hangs_until_killed(tmp_path):
+def test_c_plain_mpiexec_hangs_until_killed(tmp_path, leftovers):
     for name in ("03_one_rank_raises_broken.py", "settings.json"):
         shutil.copy(SCRIPTS / name, tmp_path / name)  # a path of its own, to find leftovers
     script = tmp_path / "03_one_rank_raises_broken.py"
-    proc = subprocess.Popen([MPIEXEC, "-n", "2", sys.executable, str(script)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        proc.wait(timeout=8)
-        hung = False
-    except subprocess.TimeoutExpired:
-        hung = True
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # hydra takes its ranks down on SIGTERM
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    output = proc.stdout.read().decode(errors="replace")
-    proc.stdout.close()
-    assert hung, f"expected a hang, but mpiexec ended with {proc.returncode}:\n{output}"
+    result, output = run_plain([find_mpiexec(), "-n", "2", sys.executable, str(script)],
+                               timeout=8)
+    assert result.timed_out, f"expected a hang, but mpiexec ended with {result.returncode}:\n" \
+                             f"{output}"
     assert "TypeError: 'NoneType' object is not subscriptable" in output
-    time.sleep(0.5)
-    left = [p for p in psutil.process_iter(["cmdline"]) if str(script) in
-            " ".join(p.info["cmdline"] or [])]
-    assert left == []
+    assert leftovers(script, wait=5) == []
 
 
 def test_c_python_m_mpi4py_aborts_at_once():
-    start = time.monotonic()
-    done = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "mpi4py",
-                           str(SCRIPTS / "03_one_rank_raises_broken.py")],
-                          capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode != 0 and time.monotonic() - start < 30
-    assert "TypeError: 'NoneType' object is not subscriptable" in done.stdout + done.stderr
-    assert "MPI_Abort" in done.stdout + done.stderr
+    result, output = run_plain([find_mpiexec(), "-n", "2", sys.executable, "-m", "mpi4py",
+                                str(SCRIPTS / "03_one_rank_raises_broken.py")], timeout=60)
+    assert not result.timed_out and result.returncode != 0 and result.seconds < 30, output
+    assert "TypeError: 'NoneType' object is not subscriptable" in output
+    assert "MPI_Abort" in output
 
 
 def test_c_dlhack_run_aborts_and_names_rank_1():
@@ -230,7 +212,7 @@ def profiled(name, n=2, single=False):
 
 @pytest.mark.slow
 def test_f_oversubscribed_threads(monkeypatch):
-    for name in THREAD_VARS:
+    for name in THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)  # as in a shell where nobody set them
     _, broken_verdict = profiled("06_threads_broken.py")
     _, fixed_verdict = profiled("06_threads_fixed.py")
