@@ -185,7 +185,8 @@ def render(path):
 
 
 def find(names):
-    """The lesson notebooks named by number (``09``), stem, file name or path; all by default."""
+    """The lesson notebooks named by number (``09``), stem, file name or path, each once; all by
+    default."""
     every = sorted(LESSONS.glob("*.ipynb"))
     if not names:
         return every
@@ -200,7 +201,7 @@ def find(names):
             raise SystemExit(f"render: {name!r} names {len(match)} lessons; "
                              f"give one of {[p.stem for p in every]}")
         found += match
-    return found
+    return list(dict.fromkeys(found))  # a lesson named twice is rendered once
 
 
 def main(argv=None):
