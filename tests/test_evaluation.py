@@ -33,7 +33,7 @@ def test_the_batch_size_does_not_change_the_translations(setup):
 
 def test_sentences_come_back_as_tokens_without_specials(setup):
     corpus, model, _ = setup
-    out = translate_sentences(model, ["tom ate an apple .", "where is the cat ?".split()],
+    out = translate_sentences(model, ["tom ate an apple .", ["where", "is", "the", "cat", "?"]],
                               corpus.src_vocab, corpus.tgt_vocab, max_length=6)
     assert len(out) == 2 and all(isinstance(t, str) for tokens in out for t in tokens)
     assert not {"<s>", "<eos>"} & {t for tokens in out for t in tokens}

@@ -2,6 +2,7 @@
 import importlib.util
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
