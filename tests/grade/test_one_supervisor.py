@@ -11,9 +11,9 @@ from dlhack.grade.report import feedback
 from dlhack.jobs import stacks
 from dlhack.jobs.run import run
 from tests.grade.gradetools import PLANTED, SOLUTION
-from tests.support import ROOT
+from tests.support import SCRIPTS
 
-DEADLOCK = ROOT / "tests" / "tools" / "scripts" / "deadlock.py"
+DEADLOCK = SCRIPTS / "deadlock.py"
 LEAVE_A_CHILD = """
 import subprocess
 # Out of the rank's session, group and folders, and its parent gone: only the job's mark is left.

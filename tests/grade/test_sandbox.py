@@ -36,7 +36,7 @@ def test_without_a_sandbox_the_grader_refuses_unless_trusted(workdir, monkeypatc
 
 
 def test_inside_the_sandbox(workdir):
-    """What learner code sees: nobody, no network, no solutions, a read-only project."""
+    """What learner code sees: nobody, no network, no solutions or tests, a read-only project."""
     sub, _ = notebook.from_notebook(SOLUTION)
     probe = '''
 import os, socket
@@ -44,7 +44,7 @@ from pathlib import Path
 _root = Path(__import__("importlib.util").util.find_spec("dlhack").origin).parents[2]
 assert os.getuid() == 65534, os.getuid()
 assert not (_root / "solutions" / "02_collectives.ipynb").exists()
-assert os.listdir(_root / "tests") == []
+assert os.listdir(_root / "tests") == [] and os.listdir(_root / "graded") == []
 assert [i for _, i in socket.if_nameindex()] == ["lo"]
 try:
     open(_root / "zz_dlhack_poison.txt", "x")
