@@ -1,11 +1,13 @@
-"""The listing of a lab's tests is kept between sessions (plan.cache_file), named by the digest
-of the test files: the first check cell of a session skips a Python that imports pytest and the
-tests. Never under nbgrader, and a damaged file is listed again."""
+"""A lab's graded tests (dlhack.grade.plan): what a run gets from graded/, and the listing kept
+between sessions (plan.cache_file), named by the digest of the test files: the first check cell
+of a session skips a Python that imports pytest and the tests. Never under nbgrader, and a
+damaged file is listed again."""
 import json
 
 import pytest
 
 from dlhack.grade import plan
+from tests.support import ROOT
 
 LAB = "05_large_batch"
 
@@ -57,3 +59,14 @@ def test_a_damaged_cache_is_listed_again(cache_home, damage):
     listing = plan._listing(LAB, files)
     assert {item["name"] for item in listing["items"]} and not listing["errors"]
     assert json.loads(path.read_text()) == listing  # and the cache is mended
+
+
+def test_a_run_gets_the_adapter_and_its_labs_folder_only():
+    """What travels into a sandboxed run: graded/*.py and graded/LAB/, never the grader's own
+    test data (tests/grade/mutants, tests/grade/submissions) nor another lab's tests."""
+    shipped = {name for name, _ in plan.lab_files(LAB)}
+    graded = ROOT / "graded"
+    assert shipped == {"pytest.ini", *(p.name for p in graded.glob("*.py")),
+                       *(p.relative_to(graded).as_posix() for p in (graded / LAB).rglob("*")
+                         if p.is_file() and "__pycache__" not in p.parts)}
+    assert plan.graded_root() == graded
