@@ -53,7 +53,7 @@ bench: venv
 	$(BIN)/dlhack bench grade
 
 lint: venv
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests graded
 
 clean:
 	rm -rf $(VENV) result .pytest_cache

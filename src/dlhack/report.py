@@ -117,7 +117,8 @@ def plot_log(log, path):
         if points:
             ax_loss.plot(*zip(*points), marker="o", label=label)
     ax_loss.set(xlabel="epoch", ylabel="loss per sentence", title="loss")
-    ax_loss.legend()
+    if ax_loss.lines:  # a run too short to log has no line to name
+        ax_loss.legend()
     points = [(e["epoch"], e["validation/bleu"]) for e in log if "validation/bleu" in e]
     if points:
         ax_bleu.plot(*zip(*points), marker="o", color="tab:green")

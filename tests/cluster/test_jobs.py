@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-JOBS = Path(__file__).resolve().parents[2] / "jobs"
+from tests.support import ROOT
+
+JOBS = ROOT / "jobs"
 SCRIPTS = sorted(JOBS.glob("*.sh"))
 
 

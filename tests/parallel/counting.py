@@ -1,5 +1,5 @@
-"""An mpi4py communicator that counts the calls this rank makes and the bytes it sends
-(importable: ``from counting import CountingComm``), to check the costs the docstrings state."""
+"""An mpi4py communicator that counts the calls this rank makes and the bytes it sends, to check
+the costs the docstrings state (``from tests.parallel.counting import CountingComm``)."""
 import pickle
 from collections import Counter
 

@@ -31,6 +31,7 @@ import sys
 import time
 
 from dlhack.atomic import write_json
+from dlhack.jobs.mpiexec import one_thread_env
 
 CONFIGS = [("demo", 128, 2), ("256x3", 256, 3)]
 IMPLS = ("readable", "fused", "nstep", "official")
@@ -118,7 +119,9 @@ def measure(impl, units, layers, attention, args):
     cmd += ["--corpus", args.corpus] if args.corpus else []
     cmd += ["--official", args.official, "--official-batches", args.official_batches] \
         if args.official else []
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    # one BLAS thread in the worker, whatever this shell asked for
+    out = subprocess.run(cmd, env=one_thread_env(), check=True, capture_output=True,
+                         text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -195,8 +198,6 @@ def main(argv=None):
         print(json.dumps(worker(impl, int(units), int(layers), attention == "1", args)))
         return 0
     impls = [i for i in args.impls if i != "official"] + (["official"] if args.official else [])
-    os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers' BLAS: one thread each
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     print(f"corpus: {args.corpus or 'embedded'}, batch {args.batchsize}, bucketed; "
           f"{args.iterations} timed steps x {args.repeats} repeats, turning order; "
           f"clock: {args.clock}")

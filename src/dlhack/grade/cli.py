@@ -12,7 +12,7 @@ the grader refuses, unless ``--trusted`` says the notebook is your own. The lab 
 notebook's ``dlhack.lab`` metadata; a warning says when they disagree. Exit
 status: 0 when every submission got a result (whatever its score, bad notebooks and tampering
 included); 1 when some tests could not run for reasons that are not the learner's (status
-"incomplete": grade again); 2 when the grader cannot grade at all (no tests/labs, an unknown
+"incomplete": grade again); 2 when the grader cannot grade at all (no graded/, an unknown
 --lab, no sandbox).
 """
 import argparse

@@ -16,7 +16,7 @@ Two formulations of the same LSTM share one set of parameters (those of ``L.NSte
   On CPU it re-stacks the eight weight matrices at every time step (and keeps each copy for
   backward): slow, and about 13 GB per process at 1024 units.
 
-Both compute the same loss and gradients on the same weights (``tests/test_seq2seq.py``).
+Both compute the same loss and gradients on the same weights (``tests/model/test_seq2seq.py``).
 
 The loss is the mean over sentences of the summed token cross-entropy. With that choice the
 average of N ranks' losses on batches of b sentences equals the loss of one process on the

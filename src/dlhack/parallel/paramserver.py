@@ -222,10 +222,16 @@ def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.1, seed=0, straggle
     counts = comm.gather((steps, seconds), root=0)
     if rank != 0:
         return {"steps": steps}
+    settings = {"mode": mode, "n_workers": n_workers, "n_steps": n_steps, "batchsize": batchsize,
+                "lr": lr, "straggler": straggler, "delay": delay}
+    return {**settings, **_outcome(curve, staleness, sources, counts, params, seconds,
+                                   applied=len(staleness) if ps else steps * size)}
+
+
+def _outcome(curve, staleness, sources, counts, params, seconds, applied):
+    """What rank 0 reports of a run, besides its settings (see ``train``'s Returns)."""
     return {
-        "mode": mode, "n_workers": n_workers, "n_steps": n_steps, "batchsize": batchsize,
-        "lr": lr, "straggler": straggler, "delay": delay,
-        "updates": len(curve["update"]), "applied": len(staleness) if ps else steps * size,
+        "updates": len(curve["update"]), "applied": applied,
         "pushed": sum(s for s, _ in counts), "curve": curve, "staleness": staleness,
         "sources": sources, "staleness_hist": np.bincount(staleness).tolist() if staleness else [],
         "worker_seconds": {r: t for r, (s, t) in enumerate(counts) if s},

@@ -11,8 +11,8 @@ The notebook is written back in place with its outputs, and stamped:
 
 - ``metadata["dlhack"]["rendered"]``: the machine (CPU, cores, OS, Python, numpy, Chainer, BLAS),
   the load average before and after, the date, the duration, the git commit, and a sha256 of
-  each code cell's source in order, so that ``--check`` (and ``tests/test_rendered.py``) can tell
-  when a cell changed after its outputs were made;
+  each code cell's source in order, so that ``--check`` (and ``tests/course/test_rendered.py``)
+  can tell when a cell changed after its outputs were made;
 - a markdown cell at the top (tag ``rendered-stamp``) that says the same to a reader.
 
 Progress bars' carriage-return redraws are collapsed to what a terminal finally shows, and
@@ -28,6 +28,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from dlhack.jobs.mpiexec import one_thread_env
 
 ROOT = Path(__file__).resolve().parents[3]
 LESSONS = ROOT / "lessons"
@@ -165,8 +167,7 @@ def render(path):
 
     for name in ("DLHACK_SMALL",):
         os.environ.pop(name, None)
-    os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                      PYDEVD_DISABLE_FILE_VALIDATION="1")
+    os.environ.update(one_thread_env(PYDEVD_DISABLE_FILE_VALIDATION="1"))
     nb = nbformat.read(path, as_version=4)
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
@@ -184,7 +185,8 @@ def render(path):
 
 
 def find(names):
-    """The lesson notebooks named by number (``09``), stem, file name or path; all by default."""
+    """The lesson notebooks named by number (``09``), stem, file name or path, each once; all by
+    default."""
     every = sorted(LESSONS.glob("*.ipynb"))
     if not names:
         return every
@@ -199,7 +201,7 @@ def find(names):
             raise SystemExit(f"render: {name!r} names {len(match)} lessons; "
                              f"give one of {[p.stem for p in every]}")
         found += match
-    return found
+    return list(dict.fromkeys(found))  # a lesson named twice is rendered once
 
 
 def main(argv=None):
