@@ -5,25 +5,10 @@ import pytest
 from chainer import gradient_check
 
 from dlhack.model.fused import FusedSeq2seq, OutputLoss, gather_rows
-from dlhack.model.fused_lstm import lstm_layer
 from dlhack.model.packed_adam import PackedAdam
 from dlhack.model.packing import Packing
 from dlhack.model.seq2seq import PAD, Seq2seq
-
-V = 40
-
-
-def random_batch(rng, n, max_len=9):
-    xs = [rng.randint(3, V, size=rng.randint(1, max_len)).astype(np.int32) for _ in range(n)]
-    ys = [rng.randint(3, V, size=rng.randint(1, max_len)).astype(np.int32) for _ in range(n)]
-    return xs, ys
-
-
-def loss_and_grads(model, xs, ys):
-    model.cleargrads()
-    loss = model(xs, ys)
-    loss.backward()
-    return float(loss.array), {name: p.grad.copy() for name, p in model.namedparams()}
+from tests.model.batches import V, loss_and_grads, random_batch
 
 
 def twins(layers, attention, dropout=0.0, units=12):
@@ -72,18 +57,6 @@ def test_training_gives_the_same_losses(attention):
             losses[name].append(float(model(*probe).array))
     np.testing.assert_allclose(losses["fused"], losses["readable"], rtol=1e-4)
     assert losses["readable"][-1] < losses["readable"][0]  # training moved
-
-
-def test_lstm_layer_gradient_with_dropout_mask():
-    rng = np.random.RandomState(1)
-    packing = Packing([3, 1, 2])
-    n, B, H, n_in = packing.n, 3, 2, 3
-    mask = (rng.rand(n, n_in) > 0.3) / 0.7
-    inputs = [rng.randn(n, n_in), rng.randn(B, H), rng.randn(B, H), rng.randn(4 * H, n_in),
-              rng.randn(4 * H, H), rng.randn(4 * H)]
-    grads = [rng.randn(n, H), rng.randn(B, H), rng.randn(B, H)]
-    gradient_check.check_backward(lambda *a: lstm_layer(*a, packing, mask), inputs, grads,
-                                  dtype=np.float64, atol=1e-6, rtol=1e-5)
 
 
 def test_output_loss_gradient_ignores_padding():

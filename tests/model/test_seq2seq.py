@@ -5,21 +5,7 @@ import numpy as np
 import pytest
 
 from dlhack.model.seq2seq import EOS, Seq2seq
-
-V = 40
-
-
-def random_batch(rng, n, max_len=9):
-    xs = [rng.randint(3, V, size=rng.randint(1, max_len)).astype(np.int32) for _ in range(n)]
-    ys = [rng.randint(3, V, size=rng.randint(1, max_len)).astype(np.int32) for _ in range(n)]
-    return xs, ys
-
-
-def loss_and_grads(model, xs, ys):
-    model.cleargrads()
-    loss = model(xs, ys)
-    loss.backward()
-    return float(loss.array), {name: p.grad.copy() for name, p in model.namedparams()}
+from tests.model.batches import V, loss_and_grads, random_batch
 
 
 @pytest.mark.parametrize("attention", [True, False])
