@@ -14,7 +14,8 @@
 #   DLHACK_VENV    the environment (default: DLHACK_HOME/.venv)
 #   DLHACK_DEVICE  gpu (default), or cpu: steps 1 and 3 are skipped and steps 4-6 run on the
 #                  CPU, which is how the tests run this script under Slurm
-#   DLHACK_GPU_CHECK_OUT  where the runs go (default: result/gpu_check)
+#   DLHACK_GPU_CHECK_OUT  where the runs go (default: result/gpu_check, in the folder the job
+#                  starts in: the submit folder under sbatch)
 #   DLHACK_ITERATIONS, DLHACK_N_TRAIN  a shorter step 6 (default 200 iterations, 4000
 #                  sentences; the tests use 5 and 400: on the CPU the default takes minutes)
 #
@@ -37,9 +38,8 @@
 #SBATCH --time=00:10:00
 #SBATCH --output=%x-%j.out
 set -euo pipefail
-home=${DLHACK_HOME:-${SLURM_SUBMIT_DIR:-$(dirname "$0")/..}}
-cd "$home"
-venv=${DLHACK_VENV:-.venv}
+home=$(cd "${DLHACK_HOME:-${SLURM_SUBMIT_DIR:-$(dirname "$0")/..}}" && pwd)
+venv=${DLHACK_VENV:-$home/.venv}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 out=${DLHACK_GPU_CHECK_OUT:-result/gpu_check}
 cpu=no
@@ -64,7 +64,7 @@ else
 fi
 
 if [ ! -x "$venv/bin/python" ]; then
-  echo "gpu_check: no environment: $home/$venv/bin/python is missing. The admin prepares it" \
+  echo "gpu_check: no environment: $venv/bin/python is missing. The admin prepares it" \
     "once (deploy/README.md); set DLHACK_HOME or DLHACK_VENV to where it is." >&2
   exit 5
 fi
@@ -92,9 +92,9 @@ echo "== 20 training steps on ${gpu:+GPU 0}${gpu:-the CPU}"
 timeout 120 dlhack train "${gpu[@]}" --iterations 20 "${common[@]}" --out "$out/smoke"
 
 echo "== allreduce on ${gpu:+CuPy}${gpu:-numpy} arrays"
-timeout 60 mpiexec -n 1 python jobs/gpu_allreduce.py
+timeout 60 mpiexec -n 1 python "$home/jobs/gpu_allreduce.py"
 if [ "$gpus" -ge 2 ] || [ $cpu = yes ]; then
-  timeout 60 mpiexec -n 2 python jobs/gpu_allreduce.py
+  timeout 60 mpiexec -n 2 python "$home/jobs/gpu_allreduce.py"
 fi
 
 echo "== throughput (one ${gpu:+GPU}${gpu:-CPU process}, batch 64, ${DLHACK_ITERATIONS:-200} iterations)"

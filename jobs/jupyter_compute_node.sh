@@ -23,7 +23,7 @@
 # under PBS.
 #SBATCH --job-name=dlhack-jupyter
 #SBATCH --nodes=1
-#SBATCH --cpus-per-task=4
+#SBATCH --cpus-per-task=8   # sbatch reads the #PBS lines too: keep the two the same
 #SBATCH --gpus-per-node=1
 #SBATCH --time=04:00:00
 #SBATCH --output=%x-%j.out
@@ -32,8 +32,8 @@
 #PBS -l walltime=04:00:00
 #PBS -j oe
 set -euo pipefail
-cd "${DLHACK_HOME:-${SLURM_SUBMIT_DIR:-${PBS_O_WORKDIR:-$(dirname "$0")/..}}}"
-. "${DLHACK_VENV:-.venv}/bin/activate"
+home=${DLHACK_HOME:-${SLURM_SUBMIT_DIR:-${PBS_O_WORKDIR:-$(dirname "$0")/..}}}
+. "${DLHACK_VENV:-$home/.venv}/bin/activate"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 
 login=${LOGIN_HOST:-login.your-cluster.example}

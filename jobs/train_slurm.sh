@@ -14,9 +14,10 @@
 # Assumes: the course's environment, prepared once by the admin (deploy/README.md:
 # deploy/install.sh; for GPUs also its `gpu` extra), on a file system that every node sees;
 # CUDA 12.x as a module. Settings, in the environment (sbatch --export=ALL,NAME=VALUE):
-#   DLHACK_HOME    the course's folder, where OUT is relative to (default: the submit folder)
+#   DLHACK_HOME    the course's folder (default: the folder sbatch was run from)
 #   DLHACK_VENV    the environment (default: DLHACK_HOME/.venv)
-#   DLHACK_OUT     the run's folder (default: result/train_slurm)
+#   DLHACK_OUT     the run's folder, relative to the folder sbatch was run from (default:
+#                  result/train_slurm)
 #   DLHACK_ARGS    more arguments for dlhack train
 #   DLHACK_DEVICE  gpu (default), or cpu: the same job without its GPU steps (no --gpu, the
 #                  default CPU communicator), which is how the tests run it
@@ -31,10 +32,10 @@
 #SBATCH --time=01:00:00
 #SBATCH --output=%x-%j.out
 set -euo pipefail
-cd "${DLHACK_HOME:-${SLURM_SUBMIT_DIR:-$PWD}}"
+cd "${SLURM_SUBMIT_DIR:-$PWD}"  # where Slurm starts the job anyway; OUT is relative to it
 
 # module load cuda/12.4       # the site's names; CuPy 13 needs the CUDA 12.x toolkit
-. "${DLHACK_VENV:-.venv}/bin/activate"
+. "${DLHACK_VENV:-${DLHACK_HOME:-$PWD}/.venv}/bin/activate"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 export CHAINERMN_FORCE_ABORT_ON_EXCEPTION=1   # one rank's exception ends the job (lesson 8)
 export NCCL_DEBUG=WARN

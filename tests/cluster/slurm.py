@@ -38,6 +38,19 @@ FINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEM
          "PREEMPTED", "BOOT_FAIL", "DEADLINE")
 
 
+IN_CI = os.environ.get("CI") == "true"
+
+
+def require(reason):
+    """Skip the test when ``reason`` (why it cannot run) is set; in CI (CI=true), fail instead."""
+    import pytest
+
+    if reason and IN_CI:
+        pytest.fail(f"CI=true, but: {reason}")
+    if reason:
+        pytest.skip(reason)
+
+
 def unavailable(nodes=1):
     """None when a private Slurm can start here; else why not (what to install or be)."""
     if os.geteuid() != 0:
