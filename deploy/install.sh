@@ -15,6 +15,7 @@
 #                  `dlhack` in venv/share/jupyter/kernels (deploy/kernelspec.py)
 #   learners.git   the learners' copy: lessons/ and labs/ only, one commit per run of this
 #                  script; each learner's server pulls it into ~/dlhack with nbgitpuller
+#                  (learners.gitconfig beside it lets git read it as another user's)
 # Run it again after changing the course: course/ and venv/ are updated in place, and a new
 # commit reaches each learner at their next server start, merged with their own changes.
 # Costs: ~800 MB and 1-3 minutes from a package mirror (Chainer is built once, then cached).
@@ -63,4 +64,8 @@ git -C "$work" add -A lessons labs
 git -C "$work" -c user.name=dlhack -c user.email=dlhack@localhost \
   commit -q --allow-empty -m "course as of $(git -C "$src" describe --always --dirty 2>/dev/null || date -u +%FT%TZ)"
 git -C "$work" push -q "$repo" main
+# Git refuses to read a repository its user does not own ("dubious ownership") unless a
+# protected config names it; the learners' servers point GIT_CONFIG_GLOBAL at this file when
+# they pull (deploy/jupyterhub_config.py), so nothing is written to /etc/gitconfig.
+printf '[safe]\n\tdirectory = %s\n' "$repo" >"$prefix/learners.gitconfig"
 echo "install: course in $course, environment in $venv, learners' copy in $repo"

@@ -15,7 +15,6 @@ import secrets
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import psutil
@@ -24,10 +23,11 @@ import psutil
 class Learners:
     """``n`` local users with random passwords; removed with everything they left running."""
 
-    def __init__(self, n, prefix=None):
+    def __init__(self, n, prefix=None, group=None):
         prefix = prefix or f"dl{os.getpid() % 100000}"
         self.accounts = [(f"{prefix}{chr(ord('a') + i)}", secrets.token_urlsafe(12))
                          for i in range(n)]
+        self.group = group  # a group of their own, made and removed with them (the hub's)
 
     @property
     def names(self):
@@ -38,9 +38,12 @@ class Learners:
 
     def __enter__(self):
         try:
+            if self.group:
+                subprocess.run(["groupadd", self.group], check=True)
             for name, password in self.accounts:
-                subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name],
-                               check=True)
+                groups = ["--groups", self.group] if self.group else []
+                subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", *groups,
+                                name], check=True)
                 os.chmod(self.home(name), 0o700)
                 subprocess.run(["chpasswd"], input=f"{name}:{password}\n", text=True,
                                check=True)
@@ -86,7 +89,8 @@ class Learners:
                         pass
                 psutil.wait_procs(procs, timeout=wait)
             subprocess.run(["userdel", "--remove", name], capture_output=True, check=False)
-        time.sleep(0)
+        if self.group:
+            subprocess.run(["groupdel", self.group], capture_output=True, check=False)
         if check:
             left = {name: pids for name, pids in left.items() if pids}
             assert not left, f"processes of the test's learners were still running: {left}"
