@@ -51,21 +51,12 @@ pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$cours
 "${pip[@]}" --upgrade pip setuptools wheel
 "${pip[@]}" --no-build-isolation -e "$course[lab]"
 "$venv/bin/python" "$course/deploy/kernelspec.py" "$venv"
+# JupyterLab's defaults for everyone: no pop-up asking to fetch Jupyter's news from the internet.
+mkdir -p "$venv/share/jupyter/lab/settings"
+cat >"$venv/share/jupyter/lab/settings/overrides.json" <<'JSON'
+{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}
+JSON
 
 # 3. learners.git: lessons/ and labs/, committed on top of what learners already have.
-repo="$prefix/learners.git"
-[ -d "$repo" ] || git init -q --bare -b main "$repo"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-git -C "$work" init -q -b main
-git -C "$work" fetch -q "$repo" main 2>/dev/null && git -C "$work" reset -q --soft FETCH_HEAD
-cp -r "$course/lessons" "$course/labs" "$work/"
-git -C "$work" add -A lessons labs
-git -C "$work" -c user.name=dlhack -c user.email=dlhack@localhost \
-  commit -q --allow-empty -m "course as of $(git -C "$src" describe --always --dirty 2>/dev/null || date -u +%FT%TZ)"
-git -C "$work" push -q "$repo" main
-# Git refuses to read a repository its user does not own ("dubious ownership") unless a
-# protected config names it; the learners' servers point GIT_CONFIG_GLOBAL at this file when
-# they pull (deploy/jupyterhub_config.py), so nothing is written to /etc/gitconfig.
-printf '[safe]\n\tdirectory = %s\n' "$repo" >"$prefix/learners.gitconfig"
-echo "install: course in $course, environment in $venv, learners' copy in $repo"
+"$course/deploy/publish.sh" "$prefix"
+echo "install: course in $course, environment in $venv, learners' copy in $prefix/learners.git"
