@@ -26,11 +26,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))  # the cluster scenarios' support modules
-from course_env import build  # noqa: E402
-from hub import Hub  # noqa: E402
-from learners import Learners  # noqa: E402
-from slurm import Slurm, require, unavailable  # noqa: E402
-from test_lab_in_browser import CHROMIUM_ARGS, CORRECT, cell, chromium, output, run, write  # noqa: E402,I001
+from course_env import build
+from hub import Hub
+from learners import Learners
+from slurm import Slurm, require, unavailable
+from test_lab_in_browser import CHROMIUM_ARGS, CORRECT, cell, chromium, output, run, write
 
 SHOTS = ROOT / "result" / "browser"
 LAB = "dlhack/labs/02_collectives.ipynb"

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parents[2]
 PUBLISH = ROOT / "deploy" / "publish.sh"
 

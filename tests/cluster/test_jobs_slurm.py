@@ -21,7 +21,6 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-
 JOBS = Path(__file__).resolve().parents[2] / "jobs"
 TINY = ("--eval-every 0 --n-eval 8 --units 16 --layers 1 --n-train 400 --dropout 0 "
         "--snapshot-every 5")
