@@ -7,7 +7,8 @@
 # What for: bubblewrap seals graded runs (src/dlhack/grade/sandbox.py); Chromium is the browser
 # of tests/browser; slurm-wlm and munge make the private Slurm of tests/cluster/slurm.py; sudo
 # is how the hub's batchspawner submits a learner's job as that learner; git carries the course
-# to learners (nbgitpuller); configurable-http-proxy (npm) is JupyterHub's proxy.
+# to learners (nbgitpuller); configurable-http-proxy (npm) is JupyterHub's proxy; python3-venv
+# makes the shared course environment of the cluster tests (tests/cluster/course_env.py).
 # As root, or with passwordless sudo, what is missing is installed with apt-get and npm (one
 # `apt-get update` first; a few minutes on a fresh machine). Otherwise nothing is installed: one
 # message lists what is missing and the command that installs it, and the exit status is 1.
@@ -27,6 +28,11 @@ done
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 \
     && ! command -v google-chrome >/dev/null 2>&1; then
   missing_apt+=(chromium)
+fi
+# The shared course environment of the cluster tests is a venv of Debian's Python (learners
+# cannot run a Python that lives in root's home): it needs the venv module.
+if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import ensurepip' 2>/dev/null; then
+  missing_apt+=(python3-venv)
 fi
 missing_npm=()
 command -v configurable-http-proxy >/dev/null 2>&1 || missing_npm+=(configurable-http-proxy)
@@ -50,8 +56,9 @@ fi
 
 if [ "$can_install" = no ]; then
   {
-    echo "make test needs system packages that are missing:" \
-      "${missing_apt[*]}${missing_apt[*]:+ }${missing_npm[*]:+${missing_npm[*]} (npm)}."
+    names=("${missing_apt[@]}")
+    [ ${#missing_npm[@]} -gt 0 ] && names+=("${missing_npm[*]} (npm)")
+    echo "make test needs system packages that are missing: ${names[*]}."
     echo "Install them as root, then run make test again:"
     steps=()
     [ ${#missing_apt[@]} -gt 0 ] && steps+=("sudo sh -c '$install_apt'")
