@@ -41,9 +41,10 @@ class Learners:
             if self.group:
                 subprocess.run(["groupadd", self.group], check=True)
             for name, password in self.accounts:
-                groups = ["--groups", self.group] if self.group else []
-                subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", *groups,
-                                name], check=True)
+                subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", name],
+                               check=True)
+                if self.group:  # as deploy/README.md tells the admin
+                    subprocess.run(["usermod", "-aG", self.group, name], check=True)
                 os.chmod(self.home(name), 0o700)
                 subprocess.run(["chpasswd"], input=f"{name}:{password}\n", text=True,
                                check=True)
