@@ -10,6 +10,7 @@ where other users cannot read it (here: root's pyenv), and it holds ``solutions/
 So the environment's Python is one every user can run: ``$DLHACK_SITE_PYTHON``, else this
 Python when the user ``nobody`` can run it, else Debian's /usr/bin/python3.11.
 """
+import functools
 import os
 import subprocess
 import sys
@@ -33,8 +34,9 @@ def learner_python():
     return None
 
 
+@functools.lru_cache(maxsize=None)
 def build(prefix=PREFIX):
-    """Run deploy/install.sh PREFIX (idempotent); returns PREFIX. Raises when it fails."""
+    """Run deploy/install.sh PREFIX (once per test session); returns PREFIX, or raises."""
     python = learner_python()
     if python is None:
         raise RuntimeError("no Python 3.11 that every user can run: set DLHACK_SITE_PYTHON")

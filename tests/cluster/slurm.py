@@ -154,6 +154,7 @@ class Slurm:
         logs = self.logs()
         shutil.rmtree(self.dir, ignore_errors=True)
         if check:
+            assert not left, f"jobs were still queued or running at the end: {left}"
             assert not survivors, f"processes outlived the cluster: {survivors}\n{logs}"
         return left
 
