@@ -110,8 +110,13 @@ class Hub:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-        left = [f"{j['id']} {j['name']} {j['user']}" for j in self.cluster.squeue()
-                if j["name"] == "spawner-jupyterhub"]
+        deadline = time.monotonic() + 60  # scancel'ed jobs take a moment to finish
+        while True:
+            left = [f"{j['id']} {j['name']} {j['user']} {j['state']}"
+                    for j in self.cluster.squeue() if j["name"] == "spawner-jupyterhub"]
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(1)
         stragglers = []
         if self.process:
             try:
