@@ -34,7 +34,7 @@ def learner_python():
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build(prefix=PREFIX):
     """Run deploy/install.sh PREFIX (once per test session); returns PREFIX, or raises."""
     python = learner_python()

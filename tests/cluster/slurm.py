@@ -9,10 +9,9 @@ the tests create, so their jobs reach the munge socket and slurm.conf): munge's 
 ``munge``) and socket, slurm.conf and gres.conf, the controller's state, the nodes' spools and
 every log. Nothing under /etc is read or written; every client command gets ``SLURM_CONF``.
 Daemons run as root with ``ProctrackType=proctrack/linuxproc`` and ``TaskPlugin=task/none`` (no
-cgroups needed), on free ports. Nodes declare ``cpus`` CPUs whatever the machine has
-(``SlurmdParameters=config_overrides``: a 2-core machine can host 20 servers) and ``gpus`` GPUs
-whose device files are stand-ins (plain files: jobs that ask for GPUs are scheduled, and their
-GPU steps must be replaced by CPU ones, see jobs/README.md).
+cgroups needed), on free ports (slurmconf.py writes the configuration and says why each line).
+Nodes declare ``cpus`` CPUs whatever the machine has and ``gpus`` stand-in GPUs: jobs that ask
+for GPUs are scheduled, and their GPU steps must be replaced by CPU ones (jobs/README.md).
 
 ``nodes=2`` makes two nodes in network namespaces (``jobs/fake_cluster.sh up``, 10.254.0.1 and
 10.254.0.2), each with its own host name and an /etc/hosts of its own that names both; the
@@ -30,6 +29,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+import slurmconf
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_CLUSTER = ROOT / "jobs" / "fake_cluster.sh"
@@ -216,50 +217,11 @@ class Slurm:
         return self.dir / "munge" / "munge.socket"
 
     def _write_conf(self):
-        d = self.dir
-        (d / "log").mkdir()
-        (d / "state").mkdir()
-        ctld_port, slurmd_port = free_ports(2) if not self.netns else (6817, 6818)
-        gpu_files = []
-        for i in range(self.gpus):  # stand-ins: slurmd counts a GPU only with a File
-            gpu_files.append(d / f"gpu{i}")
-            gpu_files[-1].touch()
-        gres = f" Gres=gpu:{self.gpus}" if self.gpus else ""
-        nodes = "".join(f"NodeName={n} NodeAddr={a} CPUs={self.cpus} RealMemory=16000{gres} "
-                        f"State=UNKNOWN\n" for n, a in zip(self.names, self.addrs))
-        self.conf.write_text(f"""\
-ClusterName=dlhack
-SlurmctldHost={self.names[0]}({self.addrs[0]})
-SlurmctldPort={ctld_port}
-SlurmdPort={slurmd_port}
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket={self.socket}
-StateSaveLocation={d / 'state'}
-SlurmdSpoolDir={d / 'spool'}/%n
-SlurmctldPidFile={d / 'slurmctld.pid'}
-SlurmdPidFile={d / 'slurmd'}-%n.pid
-SlurmctldLogFile={d / 'log' / 'slurmctld.log'}
-SlurmdLogFile={d / 'log'}/slurmd-%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SlurmdParameters=config_overrides
-MpiDefault=none
-ReturnToService=2
-KillWait=5
-MinJobAge=600
-GresTypes=gpu
-{nodes}PartitionName={self.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-""")
-        self.conf.with_name("gres.conf").write_text("AutoDetect=off\n" + "".join(
-            f"NodeName={n} Name=gpu File={d}/gpu[0-{self.gpus - 1}]\n" for n in self.names)
-            if self.gpus else "")
+        (self.dir / "log").mkdir()
+        (self.dir / "state").mkdir()
+        ports = free_ports(2) if not self.netns else (6817, 6818)  # namespaces: all ports free
+        slurmconf.write(self.dir, self.names, self.addrs, self.cpus, self.gpus, self.partition,
+                        ports, self.socket)
 
     def _in_node(self, i, argv):
         """``argv`` run on node ``i``: in its namespaces (two nodes), else as it is."""
