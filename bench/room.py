@@ -102,6 +102,15 @@ class Kernel:
             base, method="POST", headers=headers, body=json.dumps({"name": "dlhack"}),
             request_timeout=300))
         self.id = json.loads(reply.body)["id"]
+        # As JupyterLab does, wait until the kernel is up before talking to it: on a loaded
+        # machine a websocket opened to a kernel still starting is closed again by the server.
+        deadline = time.monotonic() + 600
+        while True:
+            state = json.loads((await AsyncHTTPClient().fetch(HTTPRequest(
+                f"{base}/{self.id}", headers=headers, request_timeout=300))).body)
+            if state.get("execution_state") == "idle" or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(1)
         ws_url = base.replace("http", "ws", 1) + f"/{self.id}/channels?session_id={self.session}"
         self.ws = await websocket_connect(HTTPRequest(ws_url, headers=headers,
                                                       request_timeout=300))
@@ -133,18 +142,25 @@ class Kernel:
 
 
 async def check_cell(hub, name):
-    """A kernel in ``name``'s server, the answer, then the check: (seconds, passed, output)."""
-    token = (await asyncio.to_thread(hub.api, "POST", f"/users/{name}/tokens",
-                                     {"note": "bench", "expires_in": 3600}))["token"]
-    kernel = Kernel(hub, name, token)
-    await kernel.start()
-    for code in (SETUP, ANSWER):
-        _, status, text = await kernel.execute(code)
-        if status != "ok":
-            raise RuntimeError(f"{name}: {code[:30]!r} failed: {text}")
-    seconds, status, text = await kernel.execute(CHECK)
-    kernel.ws.close()
-    return seconds, status == "ok" and PASSED in text, text
+    """A kernel in ``name``'s server, the answer, then the check: (seconds, passed, output).
+
+    A failure of the kernel or its websocket is a failed check too, with what went wrong.
+    """
+    start = time.monotonic()
+    try:
+        token = (await asyncio.to_thread(hub.api, "POST", f"/users/{name}/tokens",
+                                         {"note": "bench", "expires_in": 3600}))["token"]
+        kernel = Kernel(hub, name, token)
+        await kernel.start()
+        for code in (SETUP, ANSWER):
+            _, status, text = await kernel.execute(code)
+            if status != "ok":
+                return time.monotonic() - start, False, f"FAIL {code[:30]!r}: {text}"
+        seconds, status, text = await kernel.execute(CHECK)
+        kernel.ws.close()
+        return seconds, status == "ok" and PASSED in text, text
+    except Exception as err:  # noqa: BLE001 - reported with the figures, never hidden
+        return time.monotonic() - start, False, f"FAIL {type(err).__name__}: {err}"
 
 
 async def measure(hub, names):
