@@ -1,6 +1,7 @@
 # dlhack: two commands on a fresh machine with python3 (3.11):
 #   make demo   # create .venv, install, train the translator data-parallel on the embedded corpus
-#   make test   # the same bootstrap, then every test
+#   make test   # the system packages the tests need (as root or with sudo; otherwise one
+#               # message says what to install), the same bootstrap, then every test
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,7 +14,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: venv demo test test-slow lab labs lessons bench lint clean
+.PHONY: venv system-packages demo test test-slow lab labs lessons bench lint clean
 
 venv: $(BIN)/.installed
 
@@ -21,13 +22,18 @@ $(BIN)/.installed: pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip setuptools wheel
 	$(PIP) --no-build-isolation -e '.[dev]'
-	$(BIN)/python -m ipykernel install --sys-prefix --name dlhack --display-name "Python (dlhack)" >/dev/null
+	$(BIN)/python deploy/kernelspec.py $(VENV) >/dev/null
 	touch $@
+
+# bubblewrap, Chromium, Slurm + munge, sudo, git, configurable-http-proxy: installed when root or
+# passwordless sudo allows; otherwise one message with the command, and make stops here.
+system-packages:
+	deploy/system-packages.sh
 
 demo: venv
 	$(BIN)/dlhack demo --out result/demo
 
-test: venv
+test: system-packages venv
 	$(BIN)/python -m pytest
 
 test-slow: venv
