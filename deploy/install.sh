@@ -7,10 +7,10 @@
 #
 # Makes, under PREFIX (to be readable by every learner and writable by the admin only):
 #   course/        the course without what learners must not see (solutions/, mentors/, the
-#                  repository's own tests except tests/labs/, .git): src/, the graded tests
-#                  tests/labs/ the check cells run, the JupyterLab settings etc/jupyter/, jobs/
+#                  repository's own tests/, .git): src/, the graded tests graded/ the check
+#                  cells run, the JupyterLab settings etc/jupyter/, jobs/
 #   venv/          Python with dlhack installed from course/ (editable: the grader finds
-#                  course/tests/labs beside its code) and the `lab` extra: JupyterLab, the
+#                  course/graded beside its code) and the `lab` extra: JupyterLab, the
 #                  hub's single-user server, batchspawner, nbgitpuller; the site kernel
 #                  `dlhack` in venv/share/jupyter/kernels (deploy/kernelspec.py)
 #   learners.git   the learners' copy: lessons/ and labs/ only, one commit per run of this
@@ -35,7 +35,6 @@ mkdir -p "$course.new"
 (cd "$src" && git ls-files -co --exclude-standard -z) | while IFS= read -r -d '' f; do
   case $f in
     solutions/* | mentors/* | .ci/* | bench/*) continue ;;
-    tests/labs/*) ;;
     tests/*) continue ;;
   esac
   [ -f "$src/$f" ] && (cd "$src" && cp --parents -p -- "$f" "$course.new/")
