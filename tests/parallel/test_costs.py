@@ -10,7 +10,6 @@ import chainer
 import chainer.links as L
 import numpy as np
 import pytest
-from counting import CountingComm
 from tiny_mlp import make_mlp, mlp_examples
 
 from dlhack.parallel import (
@@ -24,6 +23,7 @@ from dlhack.parallel import (
     scatter_subdataset,
 )
 from dlhack.parallel import paramserver as ps
+from dlhack.parallel.counting import CountingComm
 from dlhack.parallel.p2p import Traffic, recv, send
 
 ITEMSIZE = 4  # float32
