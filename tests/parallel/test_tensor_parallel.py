@@ -6,6 +6,7 @@ seed and runs both on the same batch: the loss on every rank, every replicated g
 each rank's rows of ``W_o`` and of its gradient must match. The target vocabulary has 29 words,
 so 3 ranks split it unevenly (10, 10, 9) and 4 ranks (8, 7, 7, 7).
 """
+import itertools
 import subprocess
 import sys
 
@@ -32,7 +33,7 @@ def test_vocab_range_cuts_the_vocabulary_into_contiguous_near_equal_slices(n_voc
     for size in range(1, min(n_vocab, 6) + 1):
         ranges = [vocab_range(n_vocab, rank, size) for rank in range(size)]
         assert ranges[0][0] == 0 and ranges[-1][1] == n_vocab
-        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:])), ranges
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges)), ranges
         lengths = [stop - start for start, stop in ranges]
         assert max(lengths) - min(lengths) <= 1 and lengths == sorted(lengths, reverse=True)
 

@@ -1,5 +1,6 @@
-"""One layer split over ranks (テンソル並列, tensor parallelism): the translator's output layer,
-its vocabulary cut into slices, one slice per rank.
+"""One layer split over ranks (テンソル並列, tensor parallelism): the output layer, by vocabulary.
+
+The translator's output layer has its vocabulary cut into slices, one slice per rank.
 
     mpiexec -n 2 python -m dlhack.parallel.tensor_parallel --steps 3    # loss, check, messages
 
