@@ -2,7 +2,7 @@
 
     mpiexec -n 3 python -m dlhack.parallel.paramserver --modes sync async allreduce --json ps.json
     mpiexec -n 3 python -m dlhack.parallel.paramserver --straggler 1 --delay 0.02 --seconds 2 --steps 10000
-    mpiexec -n 4 python -m dlhack.parallel.paramserver --kind least_squares --lr 1 --modes sync async
+    mpiexec -n 5 python -m dlhack.parallel.paramserver --kind least_squares --lr 1 --modes sync async
 
 Parameter server (パラメータサーバ): rank 0 holds the parameters, a flat float32 vector; ranks
 1..size-1 are workers. A worker computes a gradient on a minibatch of its shard, pushes it to the
