@@ -9,7 +9,7 @@ Lesson 7 (``lessons/07_model_parallel.ipynb``) introduces it after the layer-wis
 layer*. Every rank runs the same encoder and decoder (the same weights, the same batch) and holds
 the rows ``vocab_range(n_tgt_vocab, rank, size)`` of the output layer ``W_o`` (V, H), the matrix
 that grows with the vocabulary: it computes the logits of its own words only, (N, V_r) for the
-N = B x T target positions. The cross-entropy over the whole vocabulary then needs, per position,
+N = B x T target positions (T: the longest target sentence plus its ``<eos>``). The cross-entropy over the whole vocabulary then needs, per position,
 three numbers from every rank (Megatron-LM's vocabulary-parallel cross-entropy):
 
 1. ``Allreduce(MAX)`` of each rank's largest logit, subtracted before ``exp`` so that it cannot
@@ -24,11 +24,11 @@ is the sum of every rank's part: one ``Allreduce(SUM)`` of N x H numbers (``Copy
 identity forward, allreduce backward: Megatron's "f"). After it every rank's encoder and decoder
 get the gradients of one process, and their parameters need no allreduce.
 
-Cost per training step, on every rank, for N target positions (B sentences, the longest target
-plus one), H units, float32: forward 3 ``Allreduce`` of N elements (``12 N`` bytes); backward 1
+Cost per training step, on every rank, for N target positions and H units, float32: forward 3 ``Allreduce`` of N elements (``12 N`` bytes); backward 1
 ``Allreduce`` of N H elements (``4 N H`` bytes). Greedy ``translate``: one ``allgather`` of the
 (B, V_r) logits per output word. (Sums 2 and 3 could travel as one message of 2 N; they are
-kept apart to read.) Memory: a rank holds ``V_r / V`` of ``W_o``, its gradient and its logits.
+kept apart to read.) Memory: a rank holds ``V_r / V`` of ``W_o``, its gradient and its logits (the whole ``W_o`` is
+made once, in ``__init__``, to take the slice).
 
 Every rank builds ``TensorParallelSeq2seq`` from the same numpy seed: it makes the whole
 ``Seq2seq``'s weights and keeps its slice of ``W_o``, so it holds exactly what a one-process
