@@ -23,7 +23,7 @@ from dlhack.parallel import (
     scatter_subdataset,
 )
 from dlhack.parallel import paramserver as ps
-from tests.parallel.counting import CountingComm
+from dlhack.parallel.counting import CountingComm
 from tests.parallel.tiny_mlp import make_mlp, mlp_examples
 
 ITEMSIZE = 4  # float32

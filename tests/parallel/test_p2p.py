@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dlhack.parallel.p2p import Traffic, recv, send
-from tests.parallel.counting import CountingComm
+from dlhack.parallel.counting import CountingComm
 
 
 @pytest.mark.mpi(ranks=[2], timeout=60)

@@ -35,6 +35,7 @@ from dlhack.figures.scaling import (
 )
 from dlhack.figures.syncasync import (
     async_runs,
+    divergence,
     staleness_by_rate,
     staleness_by_source,
     timelines,
@@ -60,6 +61,7 @@ __all__ = [
     "bucket_starts",
     "cost_model",
     "data_parallel",
+    "divergence",
     "gpu_choice",
     "link_model",
     "lr_warmup",

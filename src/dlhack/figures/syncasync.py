@@ -146,3 +146,29 @@ def staleness_by_rate(curves, by_lr, lrs, colors):
     right.legend(fontsize=8)
     plt.tight_layout()
     plt.show()
+
+
+def divergence(curves, colors, lr):
+    """Loss relative to the start, log scale, for runs at one learning rate (lesson 4).
+
+    Args:
+        curves: name -> (gradients used, loss after each update / loss at the start); a
+            diverged run's curve stops where its loss stops being a finite number.
+        colors: name -> colour.
+        lr: the learning rate, for the title.
+    """
+    import matplotlib.pyplot as plt
+
+    _fig, ax = plt.subplots(figsize=(7, 3.6))
+    for name, (used, loss) in curves.items():
+        loss = np.asarray(loss, dtype=np.float64)
+        finite = np.isfinite(loss)
+        end = len(loss) if finite.all() else int(np.argmin(finite))
+        ax.plot(np.asarray(used)[:end], loss[:end], color=colors[name], lw=1,
+                label=name + ("" if finite.all() else " (overflowed)"))
+    ax.axhline(1, color="gray", lw=0.8, ls=":")
+    ax.set(yscale="log", xlabel="gradients used", ylabel="loss / loss at the start",
+           title=f"least squares, learning rate {lr:g}")
+    ax.legend(fontsize=8)
+    plt.tight_layout()
+    plt.show()

@@ -163,6 +163,18 @@ class Seq2seq(chainer.Chain):
         B, T, H = features.shape
         return self.W_o(F.dropout(F.reshape(features, (B * T, H)), self.dropout))
 
+    def cross_entropy(self, logits, t):
+        """Each position's loss (B*T,), 0 where the target ``t`` (B*T,) is PAD.
+
+        Softmax cross-entropy over the whole vocabulary. ``dlhack.parallel.tensor_parallel``
+        replaces it (and ``logits``, ``next_ids``): there each rank holds a slice of it.
+        """
+        return F.softmax_cross_entropy(logits, t, reduce="no", ignore_label=PAD)
+
+    def next_ids(self, features):
+        """Greedy choice: features (B, 1, H) -> the id of the highest logit (B,) int32."""
+        return self.xp.argmax(self.logits(features).array, axis=1).astype(np.int32)
+
     def forward(self, xs, ys, normalizer=None):
         """Loss: mean over sentences of the summed token cross-entropy.
 
@@ -182,8 +194,7 @@ class Seq2seq(chainer.Chain):
         ey = self.embed_y(pad(ys_in, xp).T)  # (T, B, H)
         _, _, dec = self._run(self.decoder, hy, cy, ey, [len(y) for y in ys_in])
         logits = self.logits(self.output_features(dec, enc, mask))
-        token_loss = F.softmax_cross_entropy(logits, ys_out.reshape(-1), reduce="no",
-                                             ignore_label=PAD)
+        token_loss = self.cross_entropy(logits, ys_out.reshape(-1))
         loss = F.sum(token_loss) / (normalizer or len(xs))
         n_tokens = int((ys_out != PAD).sum())
         chainer.report({"loss": loss, "perp": F.exp(F.sum(token_loss) / n_tokens)}, self)
@@ -218,7 +229,7 @@ class Seq2seq(chainer.Chain):
             for _ in range(max_length):
                 out, h, c = self.decode_step(y, h, c)
                 features = self.output_features(out[:, None, :], enc, mask)  # (B, 1, H)
-                y = xp.argmax(self.logits(features).array, axis=1).astype(np.int32)
+                y = self.next_ids(features)
                 result.append(chainer.backend.CpuDevice().send(y))
                 if (np.stack(result) == EOS).any(axis=0).all():
                     break

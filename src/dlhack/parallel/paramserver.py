@@ -2,6 +2,7 @@
 
     mpiexec -n 3 python -m dlhack.parallel.paramserver --modes sync async allreduce --json ps.json
     mpiexec -n 3 python -m dlhack.parallel.paramserver --straggler 1 --delay 0.02 --seconds 2 --steps 10000
+    mpiexec -n 5 python -m dlhack.parallel.paramserver --kind least_squares --lr 1 --modes sync async
 
 Parameter server (パラメータサーバ): rank 0 holds the parameters, a flat float32 vector; ranks
 1..size-1 are workers. A worker computes a gradient on a minibatch of its shard, pushes it to the
@@ -30,7 +31,7 @@ Cost, for ``n`` float32 parameters (``4 n`` bytes) and ``p`` ranks, so ``p - 1``
   ``2 (p - 1) / p * 4 n`` bytes sent per rank with a ring-like algorithm, no rank busier than
   another (plus, with a time budget, one small ``bcast`` from rank 0 saying whether to stop).
 
-The problem (logistic regression on data made from a seed) and the serial reference live in
+The problems (logistic regression, least squares) and the one-process references live in
 ``paramserver_problem``; their names are re-exported here. Lesson 04 runs this.
 """
 import argparse
@@ -41,21 +42,23 @@ import numpy as np
 from mpi4py import MPI
 
 from dlhack.parallel.paramserver_problem import (
+    KINDS,
     Problem,
     gradient,
     loss,
     make_grad_fn,
     make_problem,
     serial_reference,
+    stale_reference,
 )
 
 GRAD, PARAMS, DONE = 1, 2, 3  # message tags
 SERVER = 0
 
 __all__ = [  # what this module defines, and the problem's names it re-exports
-    "DONE", "GRAD", "PARAMS", "SERVER", "Problem", "allreduce_train", "async_server", "compare",
-    "gradient", "loss", "main", "make_grad_fn", "make_problem", "serial_reference",
-    "sync_server", "train", "worker_loop"]
+    "DONE", "GRAD", "KINDS", "PARAMS", "SERVER", "Problem", "allreduce_train",
+    "async_server", "compare", "gradient", "loss", "main", "make_grad_fn", "make_problem",
+    "serial_reference", "stale_reference", "sync_server", "train", "worker_loop"]
 
 
 def worker_loop(comm, params, grad_fn, n_steps, delay=0.0, deadline=None, server=SERVER):
@@ -171,8 +174,9 @@ def allreduce_train(comm, params, grad_fn, n_steps, lr, on_update=None, deadline
 
 
 def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.1, seed=0, straggler=None,
-          delay=0.0, seconds=None, n_samples=2048, n_features=16):
-    """Train logistic regression in ``mode`` ("sync", "async" or "allreduce") on ``comm``.
+          delay=0.0, seconds=None, n_samples=2048, n_features=16, kind="logistic"):
+    """Train ``make_problem(seed, n_samples, n_features, kind)`` on ``comm``, in ``mode``:
+    "sync", "async" or "allreduce".
 
     Args:
         comm: every rank of it takes part; in PS modes rank 0 serves and the others work.
@@ -192,7 +196,7 @@ def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.1, seed=0, straggle
     if ps and size < 2:
         raise ValueError(f"mode {mode!r} needs a server and at least one worker: run >= 2 ranks")
     n_workers = size - 1 if ps else size
-    problem = make_problem(seed, n_samples, n_features)
+    problem = make_problem(seed, n_samples, n_features, kind)
     params = np.zeros(problem.n_params, np.float32)
     curve = {"update": [], "time": [], "loss": []}
     comm.Barrier()
@@ -202,12 +206,13 @@ def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.1, seed=0, straggle
     def record(p):  # called on rank 0 after each update
         curve["update"].append(len(curve["update"]) + 1)
         curve["time"].append(time.perf_counter() - start)
-        curve["loss"].append(loss(p, problem.X, problem.y))
+        curve["loss"].append(loss(p, problem.X, problem.y, kind))
 
     staleness, sources, steps = [], [], 0
     if ps and rank == SERVER:
         serve = sync_server if mode == "sync" else async_server
-        staleness, sources = serve(comm, params, n_workers, lr, on_update=record)
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run overflows: let it
+            staleness, sources = serve(comm, params, n_workers, lr, on_update=record)
     else:
         worker = rank - 1 if ps else rank
         grad_fn = make_grad_fn(problem, worker, n_workers, batchsize, seed)
@@ -273,6 +278,7 @@ def main(argv=None):
     p.add_argument("-b", "--batchsize", type=int, default=32, help="examples per gradient")
     p.add_argument("--lr", type=float, default=0.1, help="learning rate (plain SGD)")
     p.add_argument("-s", "--seed", type=int, default=0)
+    p.add_argument("-k", "--kind", choices=KINDS, default="logistic", help="the problem trained")
     p.add_argument("--straggler", type=int, default=None, help="rank to slow down on purpose")
     p.add_argument("--delay", type=float, default=0.02, help="the straggler's sleep per step (s)")
     p.add_argument("-t", "--seconds", type=float, default=None,
@@ -282,13 +288,13 @@ def main(argv=None):
     comm = MPI.COMM_WORLD
     results = compare(comm, args.modes, n_steps=args.steps, batchsize=args.batchsize,
                       lr=args.lr, seed=args.seed, straggler=args.straggler, delay=args.delay,
-                      seconds=args.seconds)
+                      seconds=args.seconds, kind=args.kind)
     if comm.rank == 0:  # only rank 0 prints and writes
         for mode, r in results.items():
             hist = " ".join(f"{s}:{c}" for s, c in enumerate(r["staleness_hist"]) if c)
             print(f"{mode:>9}: {r['n_workers']} workers, {r['updates']} updates, "
                   f"{r['applied']} gradients applied of {r['pushed']} pushed, "
-                  f"{r['seconds']:.2f} s, final loss {r['final_loss']:.4f}"
+                  f"{r['seconds']:.2f} s, final loss {r['final_loss']:.4g}"
                   + (f", staleness {hist}" if hist else ""))
         if args.json:
             with open(args.json, "w") as f:
