@@ -17,3 +17,12 @@ def loss_and_grads(model, xs, ys):
     loss = model(xs, ys)
     loss.backward()
     return float(loss.array), {name: p.grad.copy() for name, p in model.namedparams()}
+
+
+def sentence_pairs(n_src, n_tgt, seed=0, n=5):
+    """``n`` source/target pairs of different lengths (sources 2-8 words, targets 1-7), with ids
+    below ``n_src`` and ``n_tgt``: padding must not change what a split model computes."""
+    rng = np.random.RandomState(seed)
+    xs = [rng.randint(3, n_src, size=rng.randint(2, 9)).astype(np.int32) for _ in range(n)]
+    ys = [rng.randint(3, n_tgt, size=rng.randint(1, 8)).astype(np.int32) for _ in range(n)]
+    return xs, ys

@@ -6,7 +6,6 @@ from chainer import gradient_check
 
 from dlhack.model.fused import FusedSeq2seq, OutputLoss, gather_rows
 from dlhack.model.packed_adam import PackedAdam
-from dlhack.model.packing import Packing
 from dlhack.model.seq2seq import PAD, Seq2seq
 from tests.model.batches import V, loss_and_grads, random_batch
 

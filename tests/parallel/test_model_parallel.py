@@ -20,16 +20,9 @@ from dlhack.parallel.model_parallel import (
     copy_weights,
     gradient_bytes,
 )
+from tests.model.batches import sentence_pairs
 
 N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
-
-
-def batch(seed=0, n=5):
-    """``n`` source/target pairs of different lengths (padding must not change anything)."""
-    rng = np.random.RandomState(seed)
-    xs = [rng.randint(3, N_SRC, size=rng.randint(2, 9)).astype(np.int32) for _ in range(n)]
-    ys = [rng.randint(3, N_TGT, size=rng.randint(1, 8)).astype(np.int32) for _ in range(n)]
-    return xs, ys
 
 
 def models(comm, attention=True):
@@ -53,7 +46,7 @@ def loss_and_grads(model, xs, ys):
 def test_loss_and_every_gradient_equal_the_single_process_model(mpi_comm):
     for attention in (True, False):
         whole, split = models(mpi_comm, attention)
-        xs, ys = batch()
+        xs, ys = sentence_pairs(N_SRC, N_TGT)
         want_loss, want = loss_and_grads(whole, xs, ys)
         loss, got = loss_and_grads(split, xs, ys)
         owned = mpi_comm.allgather(sorted(got))
@@ -79,7 +72,7 @@ def test_adam_steps_keep_the_halves_equal_to_the_whole(mpi_comm):
         optimizers.append(chainer.optimizers.Adam(alpha=0.01))
         optimizers[-1].setup(model)
     for step in range(3):
-        xs, ys = batch(seed=step)
+        xs, ys = sentence_pairs(N_SRC, N_TGT, seed=step)
         for model, optimizer in zip((whole, split), optimizers):
             loss_and_grads(model, xs, ys)
             optimizer.update()
@@ -93,7 +86,7 @@ def test_adam_steps_keep_the_halves_equal_to_the_whole(mpi_comm):
 def test_what_crosses_the_wire_and_translations(mpi_comm):
     """Forward: hy, cy (n_layers, B, H) and, with attention, enc (B, S, H), in float32;
     backward: the same. The greedy translations of the decoder rank are those of the whole model."""
-    xs, ys = batch(n=5)
+    xs, ys = sentence_pairs(N_SRC, N_TGT, n=5)
     B, S = len(xs), max(len(x) for x in xs)
     for attention, activations in ((True, 4 * (2 * LAYERS * B * UNITS + B * S * UNITS)),
                                    (False, 4 * 2 * LAYERS * B * UNITS)):
@@ -110,7 +103,7 @@ def test_what_crosses_the_wire_and_translations(mpi_comm):
 
 def check_translations(mpi_comm):
     whole, split = models(mpi_comm)
-    xs, _ = batch(seed=3)
+    xs, _ = sentence_pairs(N_SRC, N_TGT, seed=3)
     got = split.translate(xs, max_length=6)
     if mpi_comm.rank == 0:
         assert got is None

@@ -4,8 +4,8 @@ import chainer
 import numpy as np
 import pytest
 
-from dlhack.parallel.p2p import Traffic, recv, send
 from dlhack.parallel.counting import CountingComm
+from dlhack.parallel.p2p import Traffic, recv, send
 
 
 @pytest.mark.mpi(ranks=[2], timeout=60)

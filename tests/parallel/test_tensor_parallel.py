@@ -23,6 +23,7 @@ from dlhack.parallel.tensor_parallel import (
     vocab_parallel_cross_entropy,
     vocab_range,
 )
+from tests.model.batches import sentence_pairs
 
 N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
 SLICED = ("/W_o/W", "/W_o/b")  # the parameters split by rows of the vocabulary
@@ -36,14 +37,6 @@ def test_vocab_range_cuts_the_vocabulary_into_contiguous_near_equal_slices(n_voc
         assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges)), ranges
         lengths = [stop - start for start, stop in ranges]
         assert max(lengths) - min(lengths) <= 1 and lengths == sorted(lengths, reverse=True)
-
-
-def batch(seed=0, n=5):
-    """``n`` source/target pairs of different lengths (padding must not change anything)."""
-    rng = np.random.RandomState(seed)
-    xs = [rng.randint(3, N_SRC, size=rng.randint(2, 9)).astype(np.int32) for _ in range(n)]
-    ys = [rng.randint(3, N_TGT, size=rng.randint(1, 8)).astype(np.int32) for _ in range(n)]
-    return xs, ys
 
 
 def models(comm, attention=True, dropout=0.0):
@@ -101,7 +94,7 @@ def test_loss_and_every_gradient_equal_the_single_process_model(mpi_comm):
         assert split.W_o.W.shape == (split.vocab_stop - split.vocab_start, UNITS)
         rows = mpi_comm.allgather(split.W_o.W.array)
         np.testing.assert_array_equal(np.concatenate(rows), whole.W_o.W.array)
-        xs, ys = batch()
+        xs, ys = sentence_pairs(N_SRC, N_TGT)
         want_loss, want = loss_and_grads(whole, xs, ys)
         loss, got = loss_and_grads(split, xs, ys)
         where = f"attention={attention}, dropout={dropout}, rank {mpi_comm.rank}"
@@ -117,7 +110,7 @@ def test_adam_steps_keep_every_rank_equal_to_one_process(mpi_comm):
     whole, split = models(mpi_comm)
     optimizers = [chainer.optimizers.Adam(alpha=0.01).setup(m) for m in (whole, split)]
     for step in range(3):
-        xs, ys = batch(seed=step)
+        xs, ys = sentence_pairs(N_SRC, N_TGT, seed=step)
         for model, optimizer in zip((whole, split), optimizers):
             loss_and_grads(model, xs, ys)
             optimizer.update()
@@ -133,7 +126,7 @@ def test_messages_per_step_and_translations(mpi_comm):
     Greedy translation gathers the logits and picks what one process picks."""
     counting = CountingComm(mpi_comm)
     whole, split = models(counting)
-    xs, ys = batch(n=5)
+    xs, ys = sentence_pairs(N_SRC, N_TGT, n=5)
     N = len(xs) * (max(len(y) for y in ys) + 1)  # target positions, <eos> included
     counting.reset()
     loss_and_grads(split, xs, ys)
@@ -142,7 +135,7 @@ def test_messages_per_step_and_translations(mpi_comm):
     assert sent["Allreduce"] == 4 * (3 * N + N * UNITS)
     assert counting.totals() == (0, 0)
 
-    xs, _ = batch(seed=3)
+    xs, _ = sentence_pairs(N_SRC, N_TGT, seed=3)
     got = split.translate(xs, max_length=6)
     want = whole.translate(xs, max_length=6)
     assert [y.tolist() for y in got] == [y.tolist() for y in want]

@@ -9,30 +9,21 @@ Parameter server (パラメータサーバ): rank 0 holds the parameters, a flat
 server (``Send``, tag ``GRAD``) and pulls the parameters back (``Recv``, tag ``PARAMS``); after its
 last step it sends ``DONE``. The server stops when every worker has said done, so nothing hangs.
 
-- synchronous (同期更新): the server waits for a gradient from every worker, applies their mean
-  once, and sends everyone the same new parameters. One update per round; nobody is ever stale.
-- asynchronous (非同期更新): the server takes gradients in arrival order (``Probe`` with
-  ``ANY_SOURCE``), applies each at once and replies with the current parameters. A gradient's
-  *staleness* (古さ) is the number of updates the server made since that worker pulled the
-  parameters it used; the server knows it, since it remembers which version it sent to whom.
-- allreduce (peer to peer): no server; every rank averages the gradients with ``Allreduce`` and
-  applies the same update. With the same workers, data and seed it computes what synchronous
-  PS does (the tests check it), without the server's bottleneck.
+Modes (lesson 4 explains them): synchronous (同期更新, one mean of every worker's gradient per
+round), asynchronous (非同期更新, each gradient applied on arrival, ``Probe`` with ``ANY_SOURCE``;
+its staleness, 古さ, is counted by the server) and allreduce (peer to peer, no server; the same
+result as synchronous PS from the same workers, data and seed).
 
 Cost, for ``n`` float32 parameters (``4 n`` bytes) and ``p`` ranks, so ``p - 1`` workers:
 
 - a worker, per step: 2 messages of ``n`` elements, its gradient up and the parameters down
   (``8 n`` bytes through its link), then one empty ``DONE`` message at the end;
-- the server, per synchronous round: ``2 (p - 1)`` messages, ``8 (p - 1) n`` bytes, one after
-  the other through its one link: ``p - 1`` times a worker's load, the bottleneck that grows
-  with ``p`` (the naive allreduce's shape, ``allreduce_naive``). Asynchronous: 2 messages of
-  ``n`` per gradient, for the gradients of all ``p - 1`` workers: the same ``p - 1`` times;
+- the server, per round (sync) or per ``p - 1`` gradients (async): ``2 (p - 1)`` messages,
+  ``8 (p - 1) n`` bytes through its one link, the bottleneck that grows with ``p``;
 - allreduce, per step: one ``Allreduce`` of ``n`` elements on every rank, about
-  ``2 (p - 1) / p * 4 n`` bytes sent per rank with a ring-like algorithm, no rank busier than
-  another (plus, with a time budget, one small ``bcast`` from rank 0 saying whether to stop).
+  ``2 (p - 1) / p * 4 n`` bytes sent per rank, no rank busier than another.
 
-The problems (logistic regression, least squares) and the one-process references live in
-``paramserver_problem``; their names are re-exported here. Lesson 04 runs this.
+The problems and the one-process references are ``paramserver_problem``'s (re-exported here).
 """
 import argparse
 import json
@@ -55,10 +46,10 @@ from dlhack.parallel.paramserver_problem import (
 GRAD, PARAMS, DONE = 1, 2, 3  # message tags
 SERVER = 0
 
-__all__ = [  # what this module defines, and the problem's names it re-exports
-    "DONE", "GRAD", "KINDS", "PARAMS", "SERVER", "Problem", "allreduce_train",
-    "async_server", "compare", "gradient", "loss", "main", "make_grad_fn", "make_problem",
-    "serial_reference", "stale_reference", "sync_server", "train", "worker_loop"]
+__all__ = ["DONE", "GRAD", "KINDS", "PARAMS", "SERVER", "Problem", "allreduce_train",  # and the
+           "async_server", "compare", "gradient", "loss", "main", "make_grad_fn",  # problem's
+           "make_problem", "serial_reference", "stale_reference", "sync_server", "train",
+           "worker_loop"]
 
 
 def worker_loop(comm, params, grad_fn, n_steps, delay=0.0, deadline=None, server=SERVER):
