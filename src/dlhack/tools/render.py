@@ -80,9 +80,9 @@ def problems(nb, name):
     return out
 
 
-def git(*args, cwd=ROOT, check=True):
+def git(*args):
     """The stripped standard output of ``git ARGS`` in the repository."""
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=check)
+    done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
     return done.stdout.strip()
 
 
