@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from dlhack.tools import render
+from dlhack.tools.mentors import output_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 NUMBERS = [p.stem[:2] for p in LESSONS]
-RANK_MARK = re.compile(r"^\[\d+\] ")
 
 
 def lesson_path(number):
@@ -62,20 +62,6 @@ def prose(nb):
     cells = [source(c) for c in nb["cells"] if c["cell_type"] == "markdown"
              and render.STAMP_TAG not in c.get("metadata", {}).get("tags", [])]
     return re.sub(r"\s+", " ", "\n".join(cells))
-
-
-def output_lines(nb):
-    """``(cell index, line)`` for every line of every stream and plain-text output, unmarked."""
-    found = []
-    for index, cell in enumerate(nb["cells"]):
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "stream":
-                text = output.get("text", "")
-            else:
-                text = output.get("data", {}).get("text/plain", "")
-            text = "".join(text) if isinstance(text, list) else text
-            found += [(index, RANK_MARK.sub("", line)) for line in text.splitlines()]
-    return found
 
 
 def verdicts(nb):
