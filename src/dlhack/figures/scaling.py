@@ -163,7 +163,7 @@ def scaling_report(report, phases):
     plt.show()
 
 
-def link_model(ranks, models, links, predict, here):
+def link_model(ranks, models, links, predict, here, reach=None):
     """Ring allreduce time by rank count on typical links, one panel per model size (lesson 8).
 
     Args:
@@ -172,13 +172,16 @@ def link_model(ranks, models, links, predict, here):
         links: link name -> (alpha in s, bandwidth in bytes/s).
         predict: ``predict(n_bytes, ranks, alpha, beta)`` in seconds.
         here: this machine's measured (alpha, beta), drawn dashed.
+        reach: link name -> the most ranks it joins (NVLink: the GPUs of one node); a link
+            not named reaches every rank count.
     """
     plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
     for ax, (title, n_bytes) in zip(axes, models.items()):
         for name, (alpha, bandwidth) in links.items():
-            ax.plot(ranks, [1000 * predict(n_bytes, k, alpha, 1 / bandwidth) for k in ranks],
+            mine = [k for k in ranks if k <= (reach or {}).get(name, max(ranks))]
+            ax.plot(mine, [1000 * predict(n_bytes, k, alpha, 1 / bandwidth) for k in mine],
                     "o-", ms=3, label=name)
         ax.plot(ranks, [1000 * predict(n_bytes, k, *here) for k in ranks],
                 "k--", label="this machine (measured alpha, beta)")
