@@ -24,7 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCUMENTS = ("mentors/*.md", "README.md")
-BLOCK = re.compile(r"(<!-- (quote|times) (\S+)(?: (.+?))? -->\n)(.*?)(<!-- end -->)", re.DOTALL)
+BLOCK = re.compile(r"(<!-- (quote|times) (\S+)(?: ([^\n]+?))? -->\n)(.*?)(<!-- end -->)",
+                   re.DOTALL)
 RANK_MARK = re.compile(r"^\[\d+\] ")
 MAX_LINES = 8
 
@@ -55,7 +56,7 @@ def output_lines(nb):
 
 def provenance(number):
     rendered = stamp(number)
-    commit = rendered.get("commit", "?")
+    commit = (rendered.get("commit") or "?").split()[0]
     return (f"*(lesson {number}'s committed render: commit {commit[:12]}, {rendered.get('date')}; "
             f"`python -m dlhack.tools.mentors` copies it here)*")
 
