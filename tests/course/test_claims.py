@@ -49,7 +49,8 @@ CLAIMS = [
     Claim("02", "MPI's Allreduce faults in a fresh buffer at the largest size; the ring does not",
           rf"verdict: default malloc: at 64 MB .* {F.format('x')}x the ring's time, with "
           rf"{F.format('faults')} page faults a call \(the ring {F.format('ring')}\)",
-          lambda v: v["faults"] > 1000 and v["ring"] == 0, "each of its 4 KB pages then costs a page fault"),
+          lambda v: v["faults"] > 1000 and v["ring"] == 0, "each of its 4 KB pages then costs a page fault",
+          guide="MPI's Allreduce faults in a fresh temporary buffer every call, and the ring does not"),
     Claim("02", "with memory kept the faults vanish",
           rf"verdict: memory kept: at \d+ MB .* with {F.format('faults')} page faults",
           lambda v: v["faults"] == 0, "they vanish"),
@@ -76,7 +77,8 @@ CLAIMS = [
     # lesson 4: sync = allreduce; staleness; the straggler; staleness against the rate
     Claim("04", "sync PS and allreduce compute the same thing",
           rf"verdict: sync PS and allreduce curves differ by at most {F.format('d')}",
-          lambda v: v["d"] < 1e-6, "Sync PS and allreduce compute the same thing"),
+          lambda v: v["d"] < 1e-6, "Sync PS and allreduce compute the same thing",
+          guide="identical (the printed difference is 0 or rounding)"),
     Claim("04", "async's mean staleness is close to W - 1, and it ends higher near convergence",
           rf"mean staleness {F.format('s')} with W - 1 = {F.format('w')}; final loss async "
           rf"{F.format('a')}, sync {F.format('y')}",
@@ -108,7 +110,7 @@ CLAIMS = [
     Claim("09", "over the slow link overlap hides part of the link's time, not most",
           rf"verdict: over the slow link, overlap hid {F.format('hid')} ms of the "
           rf"{F.format('added')} ms", lambda v: 0 < v["hid"] < v["added"] / 2,
-          "It cannot be most of it here"),
+          "It cannot be most of it here", guide="a part, at most what backward covers"),
     Claim("09", "the slow link takes longer than a whole step's computation",
           rf"verdict: the link's alpha \+ n beta, {F.format('link')} ms, is {F.format('x')}x",
           lambda v: v["x"] > 1, "the link's time is longer than a whole step of computation"),
