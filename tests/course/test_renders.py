@@ -12,7 +12,7 @@ import sys
 
 import nbformat
 import pytest
-from lessontext import LESSONS, NUMBERS, ROOT, notebook, old_render, rerender_xfail, stamp
+from lessontext import LESSONS, NUMBERS, ROOT, notebook, old_render, rerender_xfail, source, stamp
 
 from dlhack.tools import outputs, render
 
@@ -45,7 +45,7 @@ def stamp_problems(nb, path):
 def test_the_stamp_names_the_commit_that_was_rendered(number):
     path = LESSONS[NUMBERS.index(number)]
     assert stamp_problems(notebook(number), path) == []
-    assert "from a clean checkout of commit" in notebook(number)["cells"][0]["source"]
+    assert "from a clean checkout of commit" in source(notebook(number)["cells"][0])
 
 
 @pytest.mark.parametrize("number", NUMBERS)
