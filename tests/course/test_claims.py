@@ -95,6 +95,18 @@ CLAIMS = [
           rf"{F.format('hi')} at lr [\d.]+; sync lowest at every rate: (?P<sync>\w+)",
           lambda v: v["lo"] < 1.1 and v["hi"] > v["lo"] and v["sync"] == "True",
           "falls behind its control"),
+    # lesson 5: the drop, linear scaling, warm-up's cost, growing the batch (its printed tables)
+    Claim("05", "linear scaling recovers almost all of the drop up to k = 16",
+          rf"^\s+512\s+{F.format('same')}\s+{F.format('scaled')}\s+{F.format('warm')}\s+40$",
+          lambda v: v["scaled"] > 0.95 and v["scaled"] - v["same"] > 0.2,
+          "Linear scaling recovers almost all of it up to `k = 16`", verdict=False),
+    Claim("05", "warm-up costs where updates are scarcest",
+          rf"^\s+1024\s+{F.format('same')}\s+{F.format('scaled')}\s+{F.format('warm')}\s+20$",
+          lambda v: v["warm"] < v["scaled"], "where updates are scarcest it costs", verdict=False),
+    Claim("05", "growing the batch needs about half the updates of decaying the rate",
+          rf"grow the batch at epochs 4, 7: test loss {F.format('loss')}, accuracy "
+          rf"{F.format('acc')}, {F.format('u')} updates", lambda v: 0.3 < v["u"] / 640 < 0.7,
+          "It gets there with about half the updates", verdict=False),
     # lesson 6: an error on some ranks only
     Claim("06", "the device bug fails on one rank of two",
           r"on rank \d only \((?P<k>\d) of 2\): RuntimeError: cudaErrorDevicesUnavailable",
@@ -106,6 +118,10 @@ CLAIMS = [
     Claim("07", "the split translator's loss is the whole one's",
           rf"loss: split {F.format('a')}, one process {F.format('b')}",
           lambda v: v["a"] == v["b"], "The losses agree to the last digit printed", verdict=False),
+    Claim("07", "one cut sends less than data parallelism up to a few hundred sentences a step",
+          rf"^\s+64\s+\d+\s+{F.format('fwd')} kB\s+{F.format('bwd')} kB\s+{F.format('grad')} MB",
+          lambda v: 100 < 1000 * v["grad"] / ((v["fwd"] + v["bwd"]) / 64) < 1000,
+          "up to a few hundred sentences per step", verdict=False),
     # lesson 9: what overlap hides over the slow link
     Claim("09", "over the slow link overlap hides part of the link's time, not most",
           rf"verdict: over the slow link, overlap hid {F.format('hid')} ms of the "
