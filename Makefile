@@ -4,6 +4,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# reveal.js for offline slides, installed from the npm registry (`make slides`; tests/course)
+REVEAL := build/slides/node_modules/reveal.js/dist/reveal.js
 # Every install goes through constraints.txt (setuptools<74, numpy<2); Chainer's sdist is built
 # against the venv's own setuptools (--no-build-isolation), since its setup.py needs pkg_resources.
 PIP := $(BIN)/python -m pip install --disable-pip-version-check -c constraints.txt
@@ -51,7 +53,6 @@ lessons: venv
 
 # The lessons as reveal.js slides that project offline: reveal.js (and MathJax, RequireJS) from
 # the npm registry into build/slides/, then one .slides.html per lesson (dlhack.tools.slides).
-REVEAL := build/slides/node_modules/reveal.js/dist/reveal.js
 $(REVEAL): etc/slides/package.json
 	mkdir -p build/slides
 	cp etc/slides/package.json build/slides/
