@@ -59,7 +59,10 @@ class ProgressLine(chainer.training.Extension):
         done = trainer.updater.iteration if unit == "iteration" else \
             trainer.updater.epoch_detail
         finished = done >= length or trainer.updater.is_new_epoch  # end the line: a row follows
-        if now - self._last < self.every_seconds and not finished:
+        # PrintReport writes its header after the first iteration's extensions: a bar drawn
+        # then would be left without its newline, and the header glued to it.
+        first = trainer.updater.iteration <= 1
+        if (now - self._last < self.every_seconds or first) and not finished:
             return
         self._last = now
         frac = min(done / length, 1.0)
@@ -70,7 +73,6 @@ class ProgressLine(chainer.training.Extension):
         print(f"\r[{bar:<{self.width}}] {frac:6.1%}  iteration {trainer.updater.iteration}  "
               f"epoch {trainer.updater.epoch_detail:.2f}{loss}", end="\n" if finished else "",
               flush=True)
-
 
 
 def save_model(out, model, config, src_vocab, tgt_vocab):

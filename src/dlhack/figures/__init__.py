@@ -14,6 +14,7 @@ from dlhack.figures.collectives import (
     star_and_ring,
 )
 from dlhack.figures.debugging import bleu_shards, gpu_choice, speeds, step_breakdowns, triage
+from dlhack.figures.fonts import use_japanese_font
 from dlhack.figures.pipelines import (
     bucket_starts,
     overlap_steps,
@@ -46,9 +47,8 @@ from dlhack.figures.translator import (
     attention,
     nodes_and_ranks,
     sentence_lengths,
-                                        seq2seq,
+    seq2seq,
     training_curves,
-    use_japanese_font,
 )
 
 __all__ = [
@@ -73,7 +73,7 @@ __all__ = [
     "scaling_report",
     "schedules_compared",
     "sentence_lengths",
-                                        "seq2seq",
+    "seq2seq",
     "smith_runs",
     "speeds",
     "speedup",
