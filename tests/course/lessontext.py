@@ -1,6 +1,6 @@
 """What the course tests read from a committed lesson: its prose, its render and its verdicts.
 
-    from lessontext import notebook, prose, output_lines, verdicts, rerender_xfail
+    from tests.course.lessontext import notebook, prose, output_lines, verdicts, rerender_xfail
 
 A *verdict* is an output line that starts with ``verdict:`` (after the ``[rank]`` mark of a
 ``%%mpiexec`` or ``dlhack run`` line): the sentence a cell prints about what it measured,
@@ -10,15 +10,12 @@ held to verdicts by ``test_claims.py``; mentors' guides quote them (``dlhack.too
 import json
 import re
 from functools import cache
-from pathlib import Path
-
 import pytest
 
 from dlhack.tools import render
 from dlhack.tools.mentors import output_lines
+from tests.support import LESSONS, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-LESSONS = sorted((ROOT / "lessons").glob("*.ipynb"))
 NUMBERS = [p.stem[:2] for p in LESSONS]
 
 

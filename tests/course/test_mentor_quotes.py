@@ -5,7 +5,7 @@ an old render lacks is an expected failure until `make lessons` (which refills t
 import re
 
 import pytest
-from lessontext import old_render
+from tests.course.lessontext import old_render
 
 from dlhack.tools import mentors
 

@@ -14,8 +14,8 @@ import re
 
 import nbformat
 import pytest
-from lessontext import NUMBERS, notebook, prose
-from test_claims import CLAIMS
+from tests.course.lessontext import NUMBERS, notebook, prose
+from tests.course.test_claims import CLAIMS
 
 FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:x|×|ms|µs|us|s|%|sentences/s|GB/s|MB/s|min)"
                     r"(?![\w/])")

@@ -12,7 +12,7 @@ import sys
 
 import nbformat
 import pytest
-from lessontext import LESSONS, NUMBERS, ROOT, notebook, old_render, rerender_xfail, source, stamp
+from tests.course.lessontext import LESSONS, NUMBERS, ROOT, notebook, old_render, rerender_xfail, source, stamp
 
 from dlhack.tools import outputs, render
 

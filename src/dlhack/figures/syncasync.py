@@ -159,7 +159,7 @@ def divergence(curves, colors, lr):
         colors: name -> colour.
         lr: the learning rate, for the title.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(7, 3.6))
     for name, (used, loss) in curves.items():
