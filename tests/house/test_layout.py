@@ -33,6 +33,9 @@ LONG_FUNCTIONS = {}  # "dlhack.module.function": why it is longer (none today)
 # Where the tests of a module without tests/<room>/test_<module>.py are, and why not there.
 # Every package's __init__ is exempt as well: a room's docstring and what it re-exports.
 NO_TEST_FILE = {
+    # A render's stamp and its outputs' cleaning: tested on the committed lessons' renders.
+    "dlhack.tools.outputs": "tests/course/test_renders.py",
+    "dlhack.tools.renderstamp": "tests/course/test_renders.py",
     # The lessons' figures: drawn when tests/course/test_notebooks.py runs every lesson, and
     # kept current by tests/course/test_rendered.py.
     "dlhack.figures.collectives": "tests/course/test_notebooks.py",
