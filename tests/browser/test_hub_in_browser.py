@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
+
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))  # the cluster scenarios' support modules
 from course_env import build
 from hub import Hub

@@ -16,7 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
+
 PREFIX = ROOT / ".site"
 INSTALL = ROOT / "deploy" / "install.sh"
 

@@ -25,7 +25,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from slurm import free_ports
+from slurm import Service, free_ports
 
 SERVICE = "dlhack-tests"
 EXTRA_CONFIG = """\
@@ -38,7 +38,7 @@ c.JupyterHub.load_roles = [{{"name": "dlhack-tests", "services": [{service!r}],
 """
 
 
-class Hub:
+class Hub(Service):
     """The course's hub on ``cluster``, serving ``site`` (a deploy/install.sh prefix)."""
 
     def __init__(self, site, cluster, group, cpus=2, settings=None):
@@ -52,17 +52,6 @@ class Hub:
                         PATH=f"{self.site / 'venv' / 'bin'}:/usr/local/bin:/usr/bin:/bin",
                         **(settings or {}))
         self.process = None
-
-    def __enter__(self):
-        try:
-            self.start()
-        except BaseException:
-            self.stop(check=False)
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.stop(check=exc[0] is None)
 
     def start(self, timeout=90):
         config = self.dir / "jupyterhub_config.py"

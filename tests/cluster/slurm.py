@@ -32,7 +32,8 @@ from pathlib import Path
 
 import slurmconf
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
+
 FAKE_CLUSTER = ROOT / "jobs" / "fake_cluster.sh"
 NEEDED = ("slurmctld", "slurmd", "sbatch", "munged", "mungekey", "runuser", "setpriv")
 FINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
@@ -77,7 +78,24 @@ def free_ports(n):
             s.close()
 
 
-class Slurm:
+class Service:
+    """Something the tests start and stop: ``with`` starts it, and stops it however the block
+    ends, checking that nothing is left only when the block raised nothing (a failed start is
+    cleaned up without the check, so that its own error is the one reported)."""
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop(check=False)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop(check=exc[0] is None)
+
+
+class Slurm(Service):
     """One private Slurm cluster: ``nodes`` nodes of ``cpus`` CPUs and ``gpus`` stand-in GPUs."""
 
     def __init__(self, nodes=1, cpus=4, gpus=2, partition="debug"):
@@ -96,17 +114,6 @@ class Slurm:
         # reaped here (the machine's init may not reap a daemon that forked itself away)
 
     # -- start and stop ------------------------------------------------------------------
-    def __enter__(self):
-        try:
-            self.start()
-        except BaseException:
-            self.stop(check=False)
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.stop(check=exc[0] is None)
-
     def start(self, timeout=60):
         if self.netns:
             subprocess.run([str(FAKE_CLUSTER), "up"], env=self._netns_env(), check=True,

@@ -21,7 +21,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-JOBS = Path(__file__).resolve().parents[2] / "jobs"
+from tests.support import ROOT
+
+JOBS = ROOT / "jobs"
 TINY = ("--eval-every 0 --n-eval 8 --units 16 --layers 1 --n-train 400 --dropout 0 "
         "--snapshot-every 5")
 
@@ -78,10 +80,9 @@ def test_gpu_check_from_the_submit_folder(one_node, learner, site, work):
 def test_grade_class_job(one_node, learner, site, work):
     subs = work / "submitted"
     subs.mkdir()
-    root = Path(__file__).resolve().parents[2]
-    (subs / "alice.ipynb").write_bytes((root / "solutions" / "02_collectives.ipynb").read_bytes())
+    (subs / "alice.ipynb").write_bytes((ROOT / "solutions" / "02_collectives.ipynb").read_bytes())
     (subs / "bob.ipynb").write_bytes(
-        (root / "tests" / "grade" / "submissions" / "02_collectives" / "wrong_naive.ipynb"
+        (ROOT / "tests" / "grade" / "submissions" / "02_collectives" / "wrong_naive.ipynb"
          ).read_bytes())
     job = one_node.sbatch("--export=ALL", JOBS / "grade_class.sh", "submitted",
                           "--lab", "02_collectives", "--exercise", "allreduce_naive",

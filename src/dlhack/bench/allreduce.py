@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from dlhack import atomic
+from dlhack.jobs import allocation
 from dlhack.jobs.mpiexec import launched_rank, mpiexec_command
 
 DEFAULT_SIZES = ["4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M"]  # powers of 4
@@ -161,10 +162,11 @@ def mpi_library():
 
 def launch(args, argv):
     """Run this benchmark under mpiexec once per ``--ranks`` count; merge their JSON."""
-    cores = os.cpu_count() or 1
+    cores = allocation.cores()  # this job's, not the machine's
     counts = [p for p in args.ranks if p <= cores]
     for p in sorted(set(args.ranks) - set(counts)):
-        print(f"skipping --ranks {p}: more ranks than the {cores} cores would time the scheduler")
+        print(f"skipping --ranks {p}: more ranks than the {cores} cores given would time the "
+              f"scheduler")
     rows, library, loads = [], None, []
     with tempfile.TemporaryDirectory() as tmp:
         for p in counts:
@@ -224,7 +226,7 @@ def main(argv=None):
         print(f"ranks: {MPI.COMM_WORLD.size}, float32, median of {args.repeat}, "
               f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
               f"load average {load_before:.1f} on {os.cpu_count()} cores")
-        if load_before > (os.cpu_count() or 1):
+        if load_before > (os.cpu_count() or 1):  # the load is the machine's: so is the count
             # Every Sendrecv needs both ranks on a core at once; on a busy machine they wait
             # for the scheduler, and the figures measure that instead of the algorithms.
             print("warning: more runnable processes than cores; rerun on a quiet machine")
