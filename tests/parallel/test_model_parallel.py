@@ -7,7 +7,6 @@ that owns the parameter, the weights after a few Adam steps, the greedy translat
 import subprocess
 import sys
 
-import chainer
 import numpy as np
 import pytest
 
@@ -20,7 +19,7 @@ from dlhack.parallel.model_parallel import (
     copy_weights,
     gradient_bytes,
 )
-from tests.model.batches import sentence_pairs
+from tests.model.batches import adam_side_by_side, sentence_pairs
 
 N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
 
@@ -67,15 +66,7 @@ def test_loss_and_every_gradient_equal_the_single_process_model(mpi_comm):
 @pytest.mark.mpi(ranks=[2], timeout=60)
 def test_adam_steps_keep_the_halves_equal_to_the_whole(mpi_comm):
     whole, split = models(mpi_comm)
-    optimizers = []
-    for model in (whole, split):
-        optimizers.append(chainer.optimizers.Adam(alpha=0.01))
-        optimizers[-1].setup(model)
-    for step in range(3):
-        xs, ys = sentence_pairs(N_SRC, N_TGT, seed=step)
-        for model, optimizer in zip((whole, split), optimizers):
-            loss_and_grads(model, xs, ys)
-            optimizer.update()
+    adam_side_by_side((whole, split), N_SRC, N_TGT, grads=loss_and_grads)
     reference = dict(whole.namedparams())
     for name, param in split.namedparams():
         np.testing.assert_allclose(param.array, reference[name].array, rtol=1e-4, atol=1e-6,

@@ -23,7 +23,7 @@ from dlhack.parallel.tensor_parallel import (
     vocab_parallel_cross_entropy,
     vocab_range,
 )
-from tests.model.batches import sentence_pairs
+from tests.model.batches import adam_side_by_side, sentence_pairs
 
 N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
 SLICED = ("/W_o/W", "/W_o/b")  # the parameters split by rows of the vocabulary
@@ -108,12 +108,7 @@ def test_loss_and_every_gradient_equal_the_single_process_model(mpi_comm):
 @pytest.mark.mpi(ranks=[1, 2, 3], timeout=90)
 def test_adam_steps_keep_every_rank_equal_to_one_process(mpi_comm):
     whole, split = models(mpi_comm)
-    optimizers = [chainer.optimizers.Adam(alpha=0.01).setup(m) for m in (whole, split)]
-    for step in range(3):
-        xs, ys = sentence_pairs(N_SRC, N_TGT, seed=step)
-        for model, optimizer in zip((whole, split), optimizers):
-            loss_and_grads(model, xs, ys)
-            optimizer.update()
+    adam_side_by_side((whole, split), N_SRC, N_TGT, grads=loss_and_grads)
     reference = dict(whole.namedparams())
     for name, param in split.namedparams():
         np.testing.assert_allclose(param.array, mine(split, name, reference[name].array),
