@@ -4,13 +4,10 @@ Every rank builds the whole ``Seq2seq`` from the same seed as the reference, run
 batch, and checks the part it holds: the loss on the decoder rank, every gradient on the rank
 that owns the parameter, the weights after a few Adam steps, the greedy translations.
 """
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from dlhack.jobs.mpiexec import mpiexec_command
 from dlhack.model.seq2seq import Seq2seq
 from dlhack.parallel.model_parallel import (
     DECODER_LINKS,
@@ -20,6 +17,7 @@ from dlhack.parallel.model_parallel import (
     gradient_bytes,
 )
 from tests.model.batches import adam_side_by_side, sentence_pairs
+from tests.parallel.demo import run_demo
 
 N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
 
@@ -112,10 +110,6 @@ def test_one_rank_is_refused():
 
 def test_the_module_docstring_command_runs():
     """``mpiexec -n 2 python -m dlhack.parallel.model_parallel --steps 3``, a little smaller."""
-    cmd, env = mpiexec_command(2, [sys.executable, "-m", "dlhack.parallel.model_parallel",
-                                   "--steps", "2", "--batchsize", "8", "--units", "32",
-                                   "--n-train", "100"])
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "step 1: loss" in done.stdout
-    assert "rank 0 -> 1 (activations)" in done.stdout
+    stdout = run_demo("dlhack.parallel.model_parallel")
+    assert "step 1: loss" in stdout
+    assert "rank 0 -> 1 (activations)" in stdout
