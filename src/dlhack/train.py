@@ -150,7 +150,8 @@ def train(config, comm=None, load=load_data, stop=None):
     comm = comm or make_communicator(config.communicator)  # MN: every rank; alone: size 1
     device = chainer.get_device(-1)
     if config.gpu:  # MN: one GPU per rank on a node; set it before any array is created
-        device = chainer.get_device(f"@cupy:{select_gpu(comm, share=config.share_gpu)}")
+        gpu = select_gpu(comm, share=config.share_gpu)  # intra_rank % the GPUs it sees, checked
+        device = chainer.get_device(f"@cupy:{gpu}")
     device.use()
     np.random.seed(config.seed)
     (src_vocab, tgt_vocab), train_data, dev, test = load(config, comm)
