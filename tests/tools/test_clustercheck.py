@@ -34,6 +34,9 @@ def test_the_job_and_its_variables_are_reported():
     inside = check_scheduler(JOB)
     assert inside.status == "OK" and inside.detail.startswith("Slurm job 7 on n1, 6 SLURM_*")
     assert "without SLURM_JOB_NODELIST, SLURM_PROCID" in inside.detail
+    shell = check_scheduler({k: v for k, v in JOB.items() if k != "SLURM_CPUS_ON_NODE"})
+    assert shell.status == "WARN" and "salloc's own shell" in shell.detail
+    assert "srun --pty bash" in shell.fix
     rank = check_scheduler(dict(JOB, SLURM_STEP_NUM_TASKS="4", SLURM_PROCID="3"))
     assert rank.status == "WARN" and "one of 4 tasks" in rank.detail
     assert check_scheduler({"PBS_JOBID": "9.pbs"}).detail.startswith("PBS job 9.pbs")

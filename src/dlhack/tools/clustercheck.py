@@ -60,6 +60,12 @@ def check_scheduler(env):
             return Result("scheduler", "WARN", f"Slurm job {env['SLURM_JOB_ID']}: this is one "
                           f"of {tasks} tasks of a step (srun -n {tasks})",
                           "run dlhack doctor once per node, not under srun -n")
+        if not env.get("SLURM_CPUS_ON_NODE"):  # set in every batch script and step, not here
+            return Result("scheduler", "WARN", f"Slurm job {env['SLURM_JOB_ID']}, but this is "
+                          "salloc's own shell: it runs where salloc was typed, not on the "
+                          f"allocation's node(s) {env.get('SLURM_JOB_NODELIST', '?')}; a bare "
+                          "mpiexec goes through srun to them, dlhack's launches stay here",
+                          "srun --pty bash (a shell on the node), or sbatch")
         return Result("scheduler", "OK", f"Slurm job {env['SLURM_JOB_ID']} on "
                       f"{env.get('SLURM_JOB_NODELIST', '?')}, {len(seen)} SLURM_* variables; "
                       f"dlhack's launches start their ranks on this node without "
