@@ -198,6 +198,15 @@ def check_gpu_layout(n, visible, env):
                   "under srun --gpus-per-task each rank sees its own GPU, and that is fine")
 
 
+# The grader's own test of bwrap, asked of a fresh Python as a check cell would (the grader is a
+# room above tools: its modules are run, not imported, here).
+SANDBOX_PROBE = """
+import json
+from dlhack.grade.sandbox import unavailable
+print(json.dumps({"reason": unavailable()}))
+"""
+
+
 def check_sandbox(reason):
     """The grader runs learners' work only inside bubblewrap (``grade.sandbox.unavailable``)."""
     if reason:
@@ -208,15 +217,14 @@ def check_sandbox(reason):
 
 def cluster_checks(n, env, devices=None, timeout=60):
     """Gather the facts and run every check above; ``devices``: the GPU names CuPy sees."""
-    from dlhack.grade.sandbox import unavailable
-
     job = env.get("SLURM_JOB_ID") or env.get("PBS_JOBID")
     launch = run_launch(n, env, timeout) if job else (None, 0.0, "")
+    sandbox = probe(SANDBOX_PROBE, env)
     return [
         check_slots(n, allocation.bounds(env), os.cpu_count() or 1),
         check_scheduler(env),
         check_launch(n, env, *launch),
         check_kernel(probe(KERNEL_PROBE, env)),
         check_gpu_layout(n, len(devices or []), env),
-        check_sandbox(unavailable()),
+        check_sandbox(sandbox.get("reason", sandbox.get("error"))),
     ]
