@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "cluster"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "cluster")]  # tests.support, and the fixtures
 from course_env import build
 from hub import Hub
 from learners import Learners
