@@ -107,7 +107,7 @@ def test_fused_trains_to_the_readable_models_parameters(tmp_path):
                              progress=False, impl=impl)
         train(config)
         trained[impl] = saved_parameters(tmp_path / impl)
-    reference, initial = serial_reference(dataclasses.replace(config, impl="fast"))
+    _, initial = serial_reference(dataclasses.replace(config, impl="fast"))
     initial = {name.lstrip("/"): a for name, a in initial.items()}
     assert_close_and_trained(trained["fused"], trained["fast"], initial)
 

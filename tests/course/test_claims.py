@@ -19,7 +19,16 @@ from typing import NamedTuple
 
 import nbformat
 import pytest
-from tests.course.lessontext import NUMBERS, ROOT, notebook, old_render, output_lines, prose, verdicts
+
+from tests.course.lessontext import (
+    NUMBERS,
+    ROOT,
+    notebook,
+    old_render,
+    output_lines,
+    prose,
+    verdicts,
+)
 
 
 class Claim(NamedTuple):
