@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-from dlhack.jobs import allocation  # noqa: E402
+from dlhack.jobs import allocation
 
 LAB = "02_collectives"
 PLANTED = ROOT / "tests" / "grade" / "submissions" / LAB

@@ -42,6 +42,6 @@ def test_the_nbgrader_csv_has_the_columns_nbgrader_export_writes():
     results = [{**RESULT, "student": "alice", "submitted_at": "2026-12-02T09:55:01+09:00"}]
     lines = classreport.nbgrader_csv(results).splitlines()
     assert lines == [
-        "assignment,duedate,timestamp,student_id,last_name,first_name,email,raw_score,"
-        "late_submission_penalty,score,max_score",
+        ("assignment,duedate,timestamp,student_id,last_name,first_name,email,raw_score,"
+         "late_submission_penalty,score,max_score"),
         "02_collectives,None,2026-12-02 00:55:01,alice,None,None,None,2.0,0.0,2.0,3.0"]

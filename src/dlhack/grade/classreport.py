@@ -18,7 +18,7 @@ import csv
 import html
 import io
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dlhack import atomic
@@ -108,7 +108,7 @@ def _nbgrader_time(iso):
     if not iso:
         return "None"
     moment = datetime.fromisoformat(iso)
-    return str(moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo else moment)
+    return str(moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment)
 
 
 def nbgrader_csv(results, due=None):

@@ -31,8 +31,7 @@ unknown --lab, no sandbox); 3 when a submission scored under --fail-under.
 import argparse
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
-
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dlhack.grade import classreport, feedback, layout, report, tampering
@@ -46,7 +45,7 @@ submissions = layout.notebooks  # the notebooks a list of paths names, folders e
 def when(text):
     """--due: an ISO 8601 time (a time without a zone is UTC)."""
     moment = datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def parser():
@@ -91,7 +90,7 @@ def parser():
 
 def grade_one(entry, args, options):
     """Grade one :class:`layout.Entry`; the result says who, when, and what was tampered with."""
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started = datetime.now(UTC).isoformat(timespec="seconds")
     known = entry.lab if entry.lab in lab_names() else None  # submitted/STUDENT/LAB/
     result = grade_notebook(entry.path, lab=args.lab or known, **options)
     result["graded_at"] = started

@@ -11,7 +11,7 @@ folder, never the file's name. A notebook anywhere else (one file, a flat folder
 student: the reports fall back to its file name. Costs a directory walk and a small read each.
 """
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 SUBMITTED = "submitted"  # nbgrader's CourseDirectory.submitted_directory
@@ -39,12 +39,12 @@ def parse_timestamp(text):
     text = text.strip()
     zone = None
     if text.endswith((" UTC", "Z")):
-        text, zone = text.removesuffix(" UTC").removesuffix("Z"), timezone.utc
+        text, zone = text.removesuffix(" UTC").removesuffix("Z"), UTC
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
         return None
-    return moment.replace(tzinfo=moment.tzinfo or zone or timezone.utc)
+    return moment.replace(tzinfo=moment.tzinfo or zone or UTC)
 
 
 def entry(path):
