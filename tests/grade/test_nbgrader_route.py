@@ -1,6 +1,10 @@
 """nbgrader's own route (``nbgrader generate_assignment`` then ``autograde``), with the course's
 check cells: where the sandbox exists it gives the scores ``dlhack grade`` gives; where it does
-not, autograde fails loudly for the submission and keeps no grade (never a quiet 0)."""
+not, autograde fails loudly for the submission (its log, its exit status) and records no score,
+which nbgrader's formgrader shows as needing grading: never a quiet 0.
+
+Slow (an nbgrader run executes the whole lab: minutes on a loaded machine), so one submission
+each way."""
 import os
 import shutil
 import subprocess
@@ -43,21 +47,21 @@ def submit(root, student, notebook):
     return folder / f"{LAB}.ipynb"
 
 
-def gradebook_scores(root, student):
-    from nbgrader.api import Gradebook, MissingEntry
+def gradebook_scores(root, student, kind="score"):
+    """``{exercise: score}`` from nbgrader's gradebook (``auto_score``: None when autograde
+    recorded nothing), and whether nbgrader flags the submission for a person to grade."""
+    from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-        try:
-            sub = gb.find_submission(LAB, student)
-        except MissingEntry:
-            return None
-        return {g.name.removeprefix("check_"): g.score for nb in sub.notebooks for g in nb.grades}
+        sub = gb.find_submission(LAB, student)
+        return ({g.name.removeprefix("check_"): getattr(g, kind)
+                 for nb in sub.notebooks for g in nb.grades}, sub.needs_manual_grade)
 
 
 def test_autograde_gives_the_scores_dlhack_grade_gives(course):
     path = submit(course, "bob", PLANTED / "wrong_naive.ipynb")
     ours = grade_notebook(path, lab=LAB)
     nbgrader(course, "autograde", LAB, "--student", "bob")
-    theirs = gradebook_scores(course, "bob")
+    theirs, _ = gradebook_scores(course, "bob")
     assert theirs == {ex["name"]: ex["score"] for ex in ours["exercises"]}, (theirs, ours)
     assert theirs["allreduce_naive"] == 0 and sum(theirs.values()) == ours["score"] > 0
 
@@ -74,4 +78,6 @@ def test_autograde_without_a_sandbox_refuses_loudly(course, tmp_path):
     assert proc.returncode != 0, proc.stderr[-3000:]
     assert "refuses to score under nbgrader: refusing to grade untrusted work without a " \
            "sandbox" in proc.stderr, proc.stderr[-3000:]
-    assert not gradebook_scores(course, "carol")  # no grade kept, not a 0
+    # nbgrader keeps the submission with no automatic score, flagged for a person: not a 0
+    scores, flagged = gradebook_scores(course, "carol", "auto_score")
+    assert set(scores.values()) == {None} and flagged, scores

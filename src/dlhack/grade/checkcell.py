@@ -61,7 +61,8 @@ def _refuse_under_nbgrader(why):
 
     Any value, or an error in the cell, would become a mark (0, quietly, in the gradebook). A
     kernel that dies fails ``nbgrader autograde`` for this submission, loudly: nbgrader logs it,
-    keeps no grade for it, and exits non-zero. Outside nbgrader the learner reads ``why``.
+    records no automatic score (its formgrader flags the submission for a person), and exits
+    non-zero. Outside nbgrader the learner reads ``why``.
     """
     if not os.environ.get("NBGRADER_EXECUTION"):
         return
