@@ -15,7 +15,8 @@ The result dict comes from ``schedule.grade`` / ``schedule.grade_notebook``: ``s
 error: the answers do not import; invalid: not a notebook; tampered; incomplete: some tests
 could not run, a problem of the grader or its environment), ``score``, ``max_score``,
 ``message``, ``warnings`` and ``exercises``, each with its ``tests``, each with its ``runs`` (one
-per rank count).
+per rank count). ``dlhack grade`` adds ``graded_at``, ``tampering`` (tampering.py), and where
+nbgrader's layout tells them (layout.py) ``student``, ``submitted_at`` and ``late``.
 """
 import textwrap
 import xml.etree.ElementTree as ET
