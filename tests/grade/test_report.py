@@ -56,3 +56,10 @@ def test_json_has_one_shape_with_a_schema_and_is_written_atomically(tmp_path):
 def test_feedback_names_the_student_when_known():
     text = report.feedback({**RESULT, "student": "alice"})
     assert text.splitlines()[0].startswith("02_collectives: 2 / 3 points  (alice: tanaka.ipynb")
+
+
+def test_junit_names_tampering_as_a_property_of_the_suite():
+    found = {"cell": "c", "kind": "emptied", "message": "locked cell 'c' was emptied"}
+    suite = ET.fromstring(report.junit([{**RESULT, "tampering": [found]}]).split("\n", 1)[1]
+                          ).find("testsuite")
+    assert suite.find("properties/property[@name='tampering']").get("value") == found["message"]

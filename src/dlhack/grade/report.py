@@ -114,6 +114,8 @@ def junit(results):
         for key in ("status", "score", "max_score", "student", "submission", "submitted_at"):
             if result.get(key) is not None:
                 ET.SubElement(props, "property", name=key, value=str(result[key]))
+        for found in result.get("tampering", []):
+            ET.SubElement(props, "property", name="tampering", value=found["message"])
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         if result["status"] == "invalid":
             case = ET.SubElement(suite, "testcase", classname=str(result.get("lab")),
