@@ -217,7 +217,7 @@ def row(label, alone, together):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-n", "--learners", type=int, default=20, help="learners at once (20)")
+    p.add_argument("-l", "--learners", type=int, default=20, help="learners at once (20)")
     p.add_argument("-c", "--cpus", type=int, default=2, help="CPUs each server asks for (2)")
     args = p.parse_args(argv)
     reason = unavailable()

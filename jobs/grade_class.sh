@@ -3,15 +3,17 @@
 # sealed in the grader's sandbox (bubblewrap), the class table as CSV and the results as JSON.
 #
 #   sbatch jobs/grade_class.sh SUBMISSIONS/ [DLHACK GRADE OPTIONS]
-#   sbatch jobs/grade_class.sh submitted/02_collectives/ --lab 02_collectives
+#   sbatch jobs/grade_class.sh COURSE/submitted/ --lab 02_collectives --feedback COURSE/feedback
 #
-# Writes, in the folder sbatch was run from: grades-JOB.csv (a row per learner) and
+# Writes, in the folder sbatch was run from: grades-JOB.csv (a row per student, numbers) and
 # grades-JOB.json (every result), and the feedback in the job's output. Options after the folder
 # go to `dlhack grade` (its --help lists them). Settings, in the environment:
 #   DLHACK_HOME   the course's folder (default: the folder sbatch was run from)
 #   DLHACK_VENV   the environment the admin prepared (default: DLHACK_HOME/.venv)
-# The grader runs up to --slots ranks at once (default: the machine's core count, at least
-# 4); ask for that many CPUs (--cpus-per-task below) or pass --slots to match what you ask for.
+# A class collected by nbgrader (`nbgrader collect LAB`): pass COURSE/submitted/, and add
+# `--feedback COURSE/feedback` for the pages `nbgrader release_feedback LAB` hands out.
+# The grader runs up to --slots ranks at once (default: the CPUs this job was given, at least
+# 4); --cpus-per-task below is what it gets.
 # The compute node needs bubblewrap and user namespaces (`dlhack doctor` says so): without
 # them the grader refuses, it never grades untrusted notebooks unsealed.
 # Tested: under a private Slurm (tests/cluster/test_jobs_slurm.py), a right and a wrong

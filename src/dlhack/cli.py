@@ -6,6 +6,7 @@
     dlhack demo                    # what `make demo` runs
     dlhack bench model|allreduce|scaling|corpus
     dlhack grade SUBMISSION.ipynb  # the autograder
+    dlhack submit LAB              # hand a lab in (nbgrader's exchange)
     dlhack labs generate|check     # labs/ from solutions/
     dlhack doctor                  # is this environment ready for the course?
     dlhack lab                     # your copy of the lessons and labs, in JupyterLab (`make lab`)
@@ -23,6 +24,7 @@ COMMANDS = {
     "demo": ("dlhack.tools.demo", "the main job of `make demo`"),
     "bench": ("dlhack.bench", "benchmarks that print figures and write JSON"),
     "grade": ("dlhack.grade.cli", "grade lab submissions"),
+    "submit": ("dlhack.grade.handin", "hand a lab in, list hand-ins, fetch feedback"),
     "labs": ("dlhack.grade.labs", "generate labs/ from solutions/, or check they are current"),
     "doctor": ("dlhack.tools.doctor", "check this environment and explain what to fix"),
     "run": ("dlhack.tools.launch", "run a command under mpiexec with rank-prefixed output"),

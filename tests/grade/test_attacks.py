@@ -148,8 +148,9 @@ def test_a_class_folder_grades_each_learner_as_alone(tmp_path, capsys, no_poison
     assert status == 0, "a folder that was graded in full exits 0, whatever the scores"
     check_class(results, len(SMALL_CLASS))
     rows = (out / "class.csv").read_text().splitlines()
-    assert rows[0] == "learner,lab,status,score,max_score,allreduce_naive"
-    assert "gc_recorder-0,02_collectives,tampered,0,3,0/3" in rows
+    assert rows[0] == ("student_id,lab,status,score,max_score,submitted_at,late,tampered_cells,"
+                       "allreduce_naive")
+    assert "gc_recorder-0,02_collectives,tampered,0,3,,,0,0" in rows
     page = (out / "class.html").read_text()
     assert "<td>test_sum_matches_serial</td><td>6 / 10</td>" in page
     assert leftovers(tmp_path, *ESCAPED, below=os.getpid(), wait=5) == []

@@ -72,3 +72,33 @@ def test_the_sandbox_is_skipped_only_for_a_learner_without_one(monkeypatch):
     monkeypatch.delenv("NBGRADER_EXECUTION")
     monkeypatch.setattr(checkcell.sandbox, "unavailable", lambda: None)
     assert not checkcell._trusted()
+
+
+class Refused(Exception):
+    pass
+
+
+def test_a_check_that_cannot_grade_under_nbgrader_stops_the_kernel(monkeypatch, capsys):
+    """Never a quiet 0: the kernel exits (nbgrader autograde then fails for this submission);
+    outside nbgrader the learner reads why and the cell scores 0."""
+    def exit_(code):
+        raise Refused(code)
+
+    monkeypatch.setattr(checkcell.os, "_exit", exit_)
+    monkeypatch.setattr(checkcell.sandbox, "unavailable", lambda: "no bwrap here")
+    monkeypatch.setattr(checkcell.sys, "__stderr__", checkcell.sys.stderr)
+    submission, _ = notebook.from_notebook(SOLUTION)  # the right answers, as a cell defines them
+    namespace, filename = {}, "/tmp/ipykernel_0/refused.py"
+    linecache.cache[filename] = (len(submission.text), None,
+                                 submission.text.splitlines(True), filename)
+    exec(compile(submission.text, filename, "exec"), namespace)  # noqa: S102
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    with pytest.raises(Refused) as stopped:
+        check("02_collectives", "allreduce_naive", namespace=namespace)
+    assert stopped.value.args == (checkcell.REFUSED,)
+    assert "refuses to score under nbgrader: refusing to grade untrusted work without a " \
+           "sandbox: no bwrap here" in capsys.readouterr().err
+    monkeypatch.setenv("NBGRADER_EXECUTION", "")
+    monkeypatch.setattr(checkcell, "_trusted", lambda: False)
+    assert check("02_collectives", "allreduce_naive", namespace=namespace) == 0.0
+    assert "cannot check 02_collectives" in capsys.readouterr().out

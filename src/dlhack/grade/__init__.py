@@ -1,13 +1,14 @@
 """The autograder for the labs: graded tests under mpiexec, one launch per exercise and rank count.
 
-    dlhack grade SUBMISSION.ipynb [--json FILE] [--junit FILE]   # cli.py
-    dlhack grade FOLDER/ --csv class.csv --html class.html     # the class report
+    dlhack grade SUBMISSION.ipynb [--json FILE] [--junit-xml FILE]   # cli.py
+    dlhack grade COURSE/submitted/ --csv grades.csv --feedback COURSE/feedback   # a class
     dlhack labs generate | check                                 # labs.py
     dlhack.grade.check("02_collectives", "allreduce_ring")       # in a lab's check cell
 
 Modules, in the order a grading goes through them:
 
 - ``plan``      where graded/ lives; each test's rank counts, points and timeout
+- ``layout``    who handed a notebook in, for which lab, when: nbgrader's submitted/ tree
 - ``intake``    can the notebook be graded (format 4, a Python kernel), and for which lab
 - ``notebook``  the learner's answer cells (from a file or a live kernel) as one module
 - ``schedule``  grade one submission: a batch per exercise and rank count, side by side on
@@ -23,8 +24,10 @@ Modules, in the order a grading goes through them:
 - ``guard``     what pytest_in_rank.py snapshots before learner code runs and checks after
 - ``verdict``   one test's run worded for the learner: an outcome and a message
 - ``score``     the points: a test passes only at every rank count; each exercise's status
+- ``tampering`` the lab's nbgrader cells that a submission changed, deleted or duplicated
 - ``report``    feedback text, JSON and JUnit XML
-- ``classreport`` a class at a glance for mentors: CSV and a small HTML page
+- ``classreport`` a class at a glance for mentors: CSV (also nbgrader's) and a small HTML page
+- ``feedback``  a page per learner, where ``nbgrader release_feedback`` looks for it
 - ``checkcell`` ``check`` and ``export``, for lab notebooks
 
 Starting the ranks, their stack dumps, the kill sweep and how each rank ended are the jobs

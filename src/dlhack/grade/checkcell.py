@@ -47,9 +47,30 @@ def _trusted():
 
     A check cell runs the learner's own answers, which already run in the learner's own kernel:
     on a laptop without bubblewrap the check still works. Under nbgrader the check cell decides
-    a grade, so there the sandbox is required (``grade`` raises, and the cell scores 0).
+    a grade, so there the sandbox is required (``grade`` raises, and the check refuses loudly:
+    ``_refuse_under_nbgrader``).
     """
     return not os.environ.get("NBGRADER_EXECUTION") and sandbox.unavailable() is not None
+
+
+REFUSED = 75  # the kernel's exit status when a check refuses to score under nbgrader
+
+
+def _refuse_under_nbgrader(why):
+    """Under nbgrader, a check that could not grade must not score at all: stop the kernel.
+
+    Any value, or an error in the cell, would become a mark (0, quietly, in the gradebook). A
+    kernel that dies fails ``nbgrader autograde`` for this submission, loudly: nbgrader logs it,
+    records no automatic score (its formgrader flags the submission for a person), and exits
+    non-zero. Outside nbgrader the learner reads ``why``.
+    """
+    if not os.environ.get("NBGRADER_EXECUTION"):
+        return
+    sys.__stderr__.write(f"dlhack.grade.check refuses to score under nbgrader: {why}. Grade "
+                         f"with `dlhack grade COURSE/submitted/` (nbgrader's layout), or fix this "
+                         f"and autograde again.\n")
+    sys.__stderr__.flush()
+    os._exit(REFUSED)
 
 
 def _progress_printer(out):
@@ -107,12 +128,16 @@ def check(lab, exercise=None, namespace=None, *, timeout=None):
             result = grade(plan, submission, exercises=wanted, timeout=timeout,
                            trusted=_trusted(), progress=_progress_printer(sys.stdout))
         except LabError as err:
+            _refuse_under_nbgrader(err)
             print(f"dlhack.grade.check cannot check {lab}: {err}")
             return _value(0.0)
         except Exception as err:  # noqa: BLE001 - a grader bug must not break the learner's notebook
+            _refuse_under_nbgrader(f"the grader failed ({type(err).__name__}: {err})")
             print(f"dlhack.grade.check failed ({type(err).__name__}: {err}); please tell your "
                   f"instructor.\n{traceback.format_exc(limit=5)}")
             return _value(0.0)
+    if result["status"] == "incomplete":
+        _refuse_under_nbgrader(f"some tests could not run: {result['message']}")
     print(report.feedback(result))
     return _value(result["score"])
 

@@ -1,15 +1,24 @@
 """A class at a glance, for mentors: one row per learner, one column per exercise, and per test
 how many learners fail it and what it most often says.
 
-    dlhack grade submissions/ --csv class.csv --html class.html     # cli.py
+    dlhack grade submitted/ --csv class.csv --html class.html     # cli.py
 
 ``table(results)`` gives the rows, ``tests(results)`` the per-test counts; ``write_csv`` and
 ``write_html`` write them (the HTML page is one small file, no scripts, to open anywhere).
+
+The CSV is made to go into a spreadsheet or an LMS: a row per learner and lab, keyed by
+``student_id`` (the hub user that nbgrader's ``submitted/STUDENT/LAB/`` folder names; see
+``learner``), and every score a plain number: the total, then one column per exercise.
+``submitted_at`` and ``late`` (1 or 0) are filled in when the submission's time is known
+(nbgrader's ``timestamp.txt``); ``tampered_cells`` counts the lab's cells the submission changed
+(``tampering.py``; the score stands). ``nbgrader_csv`` writes the same results in the columns
+``nbgrader export`` writes, for tools made for nbgrader.
 """
 import csv
 import html
 import io
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dlhack import atomic
@@ -20,8 +29,13 @@ FAILED = ("failed", "crashed", "hung", "tampered", "error", "not_done")
 
 
 def learner(result):
-    """The learner's name: the notebook's file name without ``.ipynb``."""
-    return Path(result.get("submission") or "?").stem
+    """The learner's id: ``student`` when the grader knew it (the hub user, from the folder the
+    submission was collected into), else the notebook's file name without ``.ipynb``."""
+    return result.get("student") or Path(result.get("submission") or "?").stem
+
+
+def _number(x):
+    return "" if x is None else f"{x:g}"
 
 
 def exercise_names(results):
@@ -29,16 +43,25 @@ def exercise_names(results):
 
 
 def table(results):
-    """``(header, rows)``: learner, lab, status, score, max score, then each exercise's score."""
+    """``(header, rows)``: student id, lab, status, score, max score, when it was submitted,
+    whether late, then each exercise's score, every score a number."""
     names = exercise_names(results)
-    header = ["learner", "lab", "status", "score", "max_score", *names]
+    header = ["student_id", "lab", "status", "score", "max_score", "submitted_at", "late",
+              "tampered_cells", *names]
     rows = []
-    for r in sorted(results, key=learner):
-        scores = {ex["name"]: f"{ex['score']:g}/{ex['max_score']:g}" for ex in r["exercises"]}
-        top = r.get("max_score")
-        rows.append([learner(r), r.get("lab") or "", r["status"], f"{r['score']:g}",
-                     "" if top is None else f"{top:g}", *(scores.get(n, "") for n in names)])
+    for r in sorted(results, key=lambda r: (learner(r), r.get("lab") or "")):
+        scores = {ex["name"]: _number(ex["score"]) for ex in r["exercises"]}
+        late = r.get("late")
+        rows.append([learner(r), r.get("lab") or "", r["status"], _number(r["score"]),
+                     _number(r.get("max_score")), r.get("submitted_at") or "",
+                     "" if late is None else int(bool(late)), len(r.get("tampering", [])),
+                     *(scores.get(n, "") for n in names)])
     return header, rows
+
+
+def exercise_max(results):
+    """``{exercise: its points}``, from the results that graded it."""
+    return {ex["name"]: ex["max_score"] for r in results for ex in r.get("exercises", [])}
 
 
 def tests(results):
@@ -76,8 +99,40 @@ def write_csv(path, results):
     atomic.write_text(path, csv_text(results))
 
 
+NBGRADER_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name",
+                    "email", "raw_score", "late_submission_penalty", "score", "max_score")
+
+
+def _nbgrader_time(iso):
+    """nbgrader's exporter prints naive UTC datetimes (``2026-12-02 00:55:01``); None as None."""
+    if not iso:
+        return "None"
+    moment = datetime.fromisoformat(iso)
+    return str(moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment)
+
+
+def nbgrader_csv(results, due=None):
+    """The results in ``nbgrader export``'s CSV columns: a row per student and lab, no late
+    penalty (nbgrader's default), names and e-mail unknown (None, as nbgrader prints them)."""
+    lines = [",".join(NBGRADER_COLUMNS)]
+    for r in sorted(results, key=lambda r: (r.get("lab") or "", learner(r))):
+        row = {"assignment": r.get("lab"), "duedate": _nbgrader_time(due and due.isoformat()),
+               "timestamp": _nbgrader_time(r.get("submitted_at")), "student_id": learner(r),
+               "last_name": None, "first_name": None, "email": None, "raw_score": r["score"],
+               "late_submission_penalty": 0.0, "score": r["score"],
+               "max_score": r.get("max_score") or 0.0}
+        lines.append(",".join(str(row[k]) for k in NBGRADER_COLUMNS))
+    return "\n".join(lines) + "\n"
+
+
+def write_nbgrader_csv(path, results, due=None):
+    atomic.write_text(path, nbgrader_csv(results, due))
+
+
 def html_text(results):
     header, rows = table(results)
+    tops = exercise_max(results)
+    header = [f"{h} (of {tops[h]:g})" if h in tops else h for h in header]
     cell = "".join
     parts = ["<!doctype html><meta charset='utf-8'><title>dlhack grade: class report</title>",
              STYLE,
@@ -92,8 +147,15 @@ def html_text(results):
     for ex, name, bad, total, message in tests(results):
         parts.append(f"<tr><td>{html.escape(ex)}</td><td>{html.escape(name)}</td>"
                      f"<td>{bad} / {total}</td><td>{html.escape(message)}</td></tr>")
-    parts.append("</table>\n")
-    return "\n".join(parts)
+    parts.append("</table>")
+    tampered = [(learner(r), f["message"]) for r in results for f in r.get("tampering", [])]
+    if tampered:
+        parts.append("<h2>Tampering (scores stand: they come from the grader's own tests)</h2>"
+                     "<table><tr><th>learner</th><th>what changed</th></tr>")
+        parts += [f"<tr class='bad'><td>{html.escape(who)}</td><td>{html.escape(what)}</td></tr>"
+                  for who, what in tampered]
+        parts.append("</table>")
+    return "\n".join(parts) + "\n"
 
 
 def write_html(path, results):

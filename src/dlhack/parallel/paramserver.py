@@ -265,7 +265,7 @@ def main(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-m", "--modes", nargs="+", default=["sync", "async", "allreduce"],
                    choices=["sync", "async", "allreduce"], help="modes to run, in turn")
-    p.add_argument("-n", "--steps", type=int, default=200, help="gradients per worker")
+    p.add_argument("--steps", type=int, default=200, help="gradients per worker")
     p.add_argument("-b", "--batchsize", type=int, default=32, help="examples per gradient")
     p.add_argument("--lr", type=float, default=0.1, help="learning rate (plain SGD)")
     p.add_argument("-s", "--seed", type=int, default=0)
