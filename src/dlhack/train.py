@@ -35,6 +35,7 @@ from dlhack.parallel import (
     create_multi_node_optimizer,
     scatter_dataset,
 )
+from dlhack.parallel.schedules import LinearScalingWarmup, lr_scale
 from dlhack.step_profile import ProfilingUpdater, TimedUpdater
 
 
@@ -64,7 +65,11 @@ class TrainConfig:
     batchsize: int = setting(64, "per rank", "-b")
     epochs: float = setting(8, "epochs to train", "-e")
     iterations: int = setting(None, "stop after N iterations instead", "-i")
-    lr: float = setting(2e-3, "Adam's alpha")
+    lr: float = setting(2e-3, "Adam's alpha (for the batch of one rank, with --scale-lr)")
+    scale_lr: str = setting("none", "multiply lr by the ranks (linear: Goyal et al.'s rule) "
+                            "or by their square root (sqrt), as the global batch grows",
+                            choices=("none", "linear", "sqrt"))
+    warmup: float = setting(0, "epochs over which the rate climbs from lr to the scaled lr")
     seed: int = setting(0, "seed of the corpus, the weights and the shuffling", "-s")
     out: str = setting("result/train", "folder for the log, plots, model and metrics", "-o")
     gpu: bool = setting(False, "rank r uses GPU intra_rank", "-g")
@@ -73,7 +78,8 @@ class TrainConfig:
                                 "| chainermn:pure_nccl")
     eval_every: float = setting(1, "epochs between dev evaluations (0: none)")
     n_eval: int = setting(500, "dev/test sentences to score")
-    snapshot_every: int = setting(0, "iterations between snapshots (0: none)")
+    snapshot_every: int = setting(0, "iterations between snapshots, and one at the end "
+                                  "(0: none)")
     resume: str = setting(None, "snapshot to resume from ('auto': the newest in OUT)")
     max_length: int = setting(60, "longest translation, in tokens")
     progress: bool = setting(True, "no progress line")
@@ -171,16 +177,22 @@ def train(config, comm=None, load=load_data, stop=None):
         trainer.extend(loss_eval, trigger=(config.eval_every, "epoch"), name="validation")
         bleu_eval = BleuEvaluator(model, dev, tgt_vocab, comm, max_length=config.max_length)
         trainer.extend(bleu_eval, trigger=(config.eval_every, "epoch"))
+    if config.scale_lr != "none" or config.warmup:  # lesson 5: the rate follows the batch
+        trainer.extend(LinearScalingWarmup(config.lr, lr_scale(config.scale_lr, comm.size),
+                                           config.warmup, attr="alpha"))
+    snapshots = None
     if config.snapshot_every or config.resume:
         from dlhack.snapshot import attach_snapshots
 
-        attach_snapshots(trainer, comm, config.snapshot_every, resume=config.resume)
+        snapshots = attach_snapshots(trainer, comm, config.snapshot_every, resume=config.resume)
     if comm.rank == 0:  # MN: reporting, plots and files on rank 0 only
         report.attach(trainer, config, progress=config.progress)
 
     start = time.perf_counter()
     trainer.run()
     seconds = time.perf_counter() - start
+    if snapshots and config.snapshot_every:  # the end, too: resume it to train longer
+        snapshots.finish(trainer)
     metrics = {"bleu": bleu_of(model, test, tgt_vocab, comm, max_length=config.max_length),
                **run_summary(config, comm, updater, len(train_data), seconds)}
     if config.profile:
