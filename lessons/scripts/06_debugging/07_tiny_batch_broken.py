@@ -15,7 +15,7 @@ from profiled import compare, step_note, train_steps
 from dlhack.parallel import create_communicator
 from dlhack.parallel.slowlink import SlowLink
 
-GLOBAL_BATCH = 4
+GLOBAL_BATCH = 4  # the one-process recipe's
 # 1 Gb/s Ethernet: 50 us a message, 125 MB/s; every allreduce of the gradient pays it.
 ROWS = {"1 Gb/s link": {"link": partial(SlowLink, alpha=50e-6, beta=1 / 125e6)}}
 

@@ -13,7 +13,7 @@ from dlhack.figures.collectives import (
     ring_steps,
     star_and_ring,
 )
-from dlhack.figures.debugging import bleu_shards, gpu_choice, speeds, step_breakdowns, triage
+from dlhack.figures.debugging import bleu_shards, gpu_choice, triage
 from dlhack.figures.pipelines import (
     bucket_starts,
     overlap_steps,
@@ -25,6 +25,8 @@ from dlhack.figures.pipelines import (
 )
 from dlhack.figures.scaling import (
     accuracy_vs_batch,
+    bleu_curves,
+    bleu_vs_batch,
     link_model,
     lr_warmup,
     scaling_report,
@@ -56,7 +58,9 @@ __all__ = [
     "allreduce_fit",
     "async_runs",
     "attention",
+    "bleu_curves",
     "bleu_shards",
+    "bleu_vs_batch",
     "bucket_starts",
     "cost_model",
     "data_parallel",
@@ -71,9 +75,8 @@ __all__ = [
     "scaling_report",
     "schedules_compared",
     "sentence_lengths",
-                                        "seq2seq",
+    "seq2seq",
     "smith_runs",
-    "speeds",
     "speedup",
     "spirals",
     "split_the_model",
@@ -81,7 +84,6 @@ __all__ = [
     "staleness_by_source",
     "staleness_cost",
     "star_and_ring",
-    "step_breakdowns",
     "step_timeline",
     "timelines",
     "topologies",
