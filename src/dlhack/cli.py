@@ -20,7 +20,7 @@ import sys
 COMMANDS = {
     "data": ("dlhack.corpus.generate", "generate the embedded English-Japanese corpus"),
     "train": ("dlhack.train", "train the translator (data-parallel under mpiexec)"),
-    "grow": ("dlhack.parallel.growing", "train with a rank count that grows mid-run"),
+    "grow": ("dlhack.tools.grow", "train with a rank count that grows mid-run"),
     "translate": ("dlhack.translate", "translate sentences with a trained model"),
     "demo": ("dlhack.tools.demo", "the main job of `make demo`"),
     "bench": ("dlhack.bench", "benchmarks that print figures and write JSON"),

@@ -27,7 +27,7 @@ the same bytes. So only rank 0 needs to see ``OUT`` (no shared file system neede
 file stops every rank with the same error instead of leaving some waiting in a collective.
 ``--resume auto`` takes the newest valid snapshot in OUT, says so when it skips a damaged one,
 starts from iteration 0 when OUT has none, and refuses to start when every one is damaged.
-A snapshot of k ranks resumes on any number (``dlhack.parallel.growing``): the shards are dealt
+A snapshot of k ranks resumes on any number (``dlhack.tools.grow``): the shards are dealt
 afresh, the iterator keeps the fraction of the epoch done, ranks below k get their RNG states
 back and each new rank a stream of its own, seeded by (iteration, rank): reproducible.
 

@@ -1,4 +1,4 @@
-"""dlhack.parallel.growing: a run whose rank count grows ends where its serial reference ends.
+"""``dlhack grow``: a run whose rank count grows ends where its serial reference ends.
 
 The serial reference is one process that takes, at every step, the union of the batches the
 ranks of that phase take (each rank's shard and bucketed plan, recomputed here from the seed),
@@ -15,10 +15,9 @@ import pytest
 from dlhack.corpus import default_corpus
 from dlhack.corpus.batching import BucketIterator
 from dlhack.model.seq2seq import Seq2seq, convert
-from dlhack.parallel import growing
-from dlhack.parallel.growing import Phase, grow
 from dlhack.parallel.scatter import permutation, shard_indices
 from dlhack.parallel.schedules import lr_scale, warmup_scaled_lr
+from dlhack.tools.grow import Phase, grow, main
 
 N_TRAIN, BATCH, UNITS, LR, SEED = 90, 8, 8, 0.01, 3
 TRAIN = ["--n-train", N_TRAIN, "--batchsize", BATCH, "--units", UNITS, "--layers", 1,
@@ -146,7 +145,7 @@ def test_bad_phases_are_refused(text):
 
 
 def test_the_command_prints_a_line_per_phase(tmp_path, capsys):
-    assert growing.main(["-p", "1:1", "2:1", "-o", str(tmp_path), "--", *map(str, TRAIN)]) == 0
+    assert main(["-p", "1:1", "2:1", "-o", str(tmp_path), "--", *map(str, TRAIN)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["ranks", "batch", "lr", "epochs", "dev", "BLEU", "seconds"]
     assert [line.split()[:2] for line in lines[1:3]] == [["1", "8"], ["2", "16"]]
