@@ -149,7 +149,8 @@ def compare(comm, columns, rows=None, unit="sentences/s", repeats=REPEATS):
                     profiles[label] = PROFILES[-1]
     if comm.rank == 0:
         print_table(table, list(columns), rates, notes, unit)
-        runs = f"medians of {repeats} runs each" if repeats > 1 else "one run each"
+        runs = (f"each figure the median of {repeats} rounds, each ratio the median of the "
+                f"rounds' ratios" if repeats > 1 else "one round")
         print(f"({runs}, taken in turn; load average {load:.1f} before, "
               f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores)")
         for label, (summary, batchsize) in profiles.items():
