@@ -112,6 +112,15 @@ def test_growing_mid_epoch_keeps_the_fraction_of_the_epoch(tmp_path, float64):
     assert [p.metrics["epochs"] for p in run.phases] == [0.5, 1.5]
 
 
+def test_a_branch_resumes_the_end_of_another_run(tmp_path, float64):
+    """Runs that share a first phase branch from one run of it (lesson 5 does)."""
+    first = grow([Phase(1, 1)], TRAIN, out=tmp_path / "first", timeout=180)
+    branch = grow([Phase(2, 1)], TRAIN, out=tmp_path / "branch", timeout=180, after=first)
+    assert_matches_reference(tmp_path / "branch", [Phase(1, 1), Phase(2, 1)])
+    assert [e["epoch"] for e in branch.log] == [1, 2] and branch.phases[0].end_epoch == 2
+    assert branch.phases[0].snapshot.parent == tmp_path / "branch"
+
+
 @pytest.mark.slow
 def test_one_two_then_four_ranks(tmp_path, float64):
     phases = [Phase(1, 1), Phase(2, 1), Phase(4, 1)]

@@ -2,8 +2,10 @@
 
     dlhack grow --phases 1:2 2:1 4:1 --out result/grow -- --n-train 4000 --batchsize 16
     dlhack grow --phases 1:2 1:1:1e-3 1:1:5e-4 --out result/decay -- --n-train 4000 ...
-    run = grow([Phase(1, 2), Phase(2, 1)], ["--n-train", "4000"], out="result/grow")
+    first = grow([Phase(1, 2)], ["--n-train", "4000"], out="result/first")
+    run = grow([Phase(2, 1)], ["--n-train", "4000"], out="result/grow", after=first)
     run.phases[-1].dev_bleu, run.seconds, run.log     # the last phase's BLEU, wall time, curve
+    decay = grow([Phase(1, 1, lr=1e-3)], [...], out="result/decay", after=first)  # a branch
 
 A run is a list of phases. Each phase is one job, ``mpiexec -n RANKS python -m dlhack.train``,
 that resumes from the snapshot the previous phase wrote when it ended and trains until its
@@ -20,7 +22,7 @@ sets one. ``--scale-lr`` among the training flags scales the rate with each phas
 
 Cost per phase: one job's start (Python, Chainer, the corpus: seconds), the test BLEU at its
 end, one snapshot written and read (the weights and Adam's two moments).
-Lesson 5: "Adding workers instead of decaying the rate".
+Lesson 5: "Adding ranks instead of decaying the rate".
 """
 import argparse
 import dataclasses
@@ -61,6 +63,7 @@ class PhaseResult:
     end_epoch: float
     seconds: float  # the job's wall time: start, training, evaluation, snapshot
     metrics: dict
+    snapshot: Path  # the one it ended on: the next phase resumes it
 
     @property
     def dev_bleu(self):
@@ -96,7 +99,7 @@ def phase_command(phase, end_epoch, train_args, out, resume=None):
     return argv
 
 
-def grow(phases, train_args=(), out="result/grow", timeout=900, stream=None):
+def grow(phases, train_args=(), out="result/grow", timeout=900, stream=None, after=None):
     """Run ``phases`` one after the other in ``out``, each resuming the previous one's end.
 
     Args:
@@ -105,6 +108,8 @@ def grow(phases, train_args=(), out="result/grow", timeout=900, stream=None):
         out: a folder without snapshots (a stale one could be taken for a phase's end).
         timeout: seconds per phase before its stacks are dumped and it is killed.
         stream: where the phases' rank-marked lines go (default: nowhere).
+        after: a ``GrowResult`` whose end the first phase resumes: runs that share their
+            first phases branch from one run of them.
 
     Returns:
         A ``GrowResult``. Raises ``RuntimeError`` (with the job's last lines) if a phase fails.
@@ -114,6 +119,8 @@ def grow(phases, train_args=(), out="result/grow", timeout=900, stream=None):
     if find_snapshots(out):
         raise FileExistsError(f"{out} already holds snapshots; give grow a fresh --out")
     results, end, resume = [], 0.0, None
+    if after is not None:
+        end, resume = after.phases[-1].end_epoch, after.phases[-1].snapshot
     for phase in phases:
         end += phase.epochs
         argv = phase_command(phase, end, train_args, out, resume)
@@ -124,8 +131,8 @@ def grow(phases, train_args=(), out="result/grow", timeout=900, stream=None):
             raise RuntimeError(f"phase {phase} ended with exit status {job.returncode}:\n"
                                f"{tail}\n{job.errors}")
         metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
-        results.append(PhaseResult(phase, end, job.seconds, metrics))
         resume = out / NAME.format(metrics["iterations"])  # the snapshot this phase ended on
+        results.append(PhaseResult(phase, end, job.seconds, metrics, resume))
     return GrowResult(results)
 
 
