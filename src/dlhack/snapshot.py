@@ -253,9 +253,9 @@ class Snapshots(chainer.training.Extension):
         """Write a snapshot of this iteration; a collective call (RNG states are gathered)."""
         state = np.random.get_state()
         states = self.comm.gather_obj(state, root=0)  # rank 0: every rank's, in rank order
+        iteration = self.written = trainer.updater.iteration  # every rank: finish() asks
         if self.rank != 0:  # only rank 0 writes
             return
-        iteration = self.written = trainer.updater.iteration
         out = Path(trainer.out)
         write_snapshot(out / NAME.format(iteration), trainer_arrays(trainer, states),
                        iteration, ranks=len(states))

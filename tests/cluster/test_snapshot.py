@@ -168,3 +168,26 @@ def test_ranks_the_writer_did_not_have_get_streams_of_their_own(tmp_path):
     np.random.seed([8, 2])
     np.testing.assert_array_equal(draws[2][0], np.random.rand(3))
     assert not np.allclose(draws[1][0], draws[2][0]) and not np.allclose(draws[0][0], draws[1][0])
+
+
+class OtherRank:
+    """Rank 1 of 2, as far as a ``Snapshots`` extension can tell: it counts its gathers."""
+
+    rank, size, gathers = 1, 2, 0
+
+    def gather_obj(self, obj, root=0):
+        self.gathers += 1
+
+
+def test_every_rank_knows_what_was_written(tmp_path):
+    """``finish`` writes only when the last iteration has no snapshot yet, and every rank must
+    agree on that: a rank that called the gather alone would hang the job."""
+    trainer, _, _ = toy_trainer(tmp_path, 4)
+    trainer.run()
+    ext = snapshot.Snapshots(OtherRank())
+    ext(trainer)
+    ext.finish(trainer)  # the same iteration: nothing to gather again
+    assert ext.comm.gathers == 1 and ext.written == 4
+    trainer.updater.iteration = 5
+    ext.finish(trainer)
+    assert ext.comm.gathers == 2

@@ -106,8 +106,10 @@ def test_a_phase_that_decays_the_rate_and_one_that_starts_mid_epoch(tmp_path, fl
 
 
 def test_growing_mid_epoch_keeps_the_fraction_of_the_epoch(tmp_path, float64):
+    """Also: each phase ends on a periodic snapshot (every 6 iterations), which the snapshot
+    at the end must not write again on any rank (a collective one rank skipped would hang)."""
     phases = [Phase(1, 0.5), Phase(2, 1)]
-    run = grow(phases, TRAIN, out=tmp_path, timeout=180)
+    run = grow(phases, [*TRAIN, "--snapshot-every", 6], out=tmp_path, timeout=180)
     assert_matches_reference(tmp_path, phases)
     assert [p.metrics["epochs"] for p in run.phases] == [0.5, 1.5]
 
