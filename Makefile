@@ -1,9 +1,12 @@
 # dlhack: two commands on a fresh machine with python3 (3.11):
 #   make demo   # create .venv, install, train the translator data-parallel on the embedded corpus
-#   make test   # the same bootstrap, then every test
+#   make test   # the system packages the tests need (as root or with sudo; otherwise one
+#               # message says what to install), the same bootstrap, then every test
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# reveal.js for offline slides, installed from the npm registry (`make slides`; tests/course)
+REVEAL := build/slides/node_modules/reveal.js/dist/reveal.js
 # Every install goes through constraints.txt (setuptools<74, numpy<2); Chainer's sdist is built
 # against the venv's own setuptools (--no-build-isolation), since its setup.py needs pkg_resources.
 PIP := $(BIN)/python -m pip install --disable-pip-version-check -c constraints.txt
@@ -13,7 +16,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: venv demo test test-slow lab labs lessons bench lint clean
+.PHONY: venv system-packages demo test test-slow lab labs lessons slides bench lint clean
 
 venv: $(BIN)/.installed
 
@@ -21,13 +24,18 @@ $(BIN)/.installed: pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip setuptools wheel
 	$(PIP) --no-build-isolation -e '.[dev]'
-	$(BIN)/python -m ipykernel install --sys-prefix --name dlhack --display-name "Python (dlhack)" >/dev/null
+	$(BIN)/python deploy/kernelspec.py $(VENV) >/dev/null
 	touch $@
+
+# bubblewrap, Chromium, Slurm + munge, sudo, git, configurable-http-proxy: installed when root or
+# passwordless sudo allows; otherwise one message with the command, and make stops here.
+system-packages:
+	deploy/system-packages.sh
 
 demo: venv
 	$(BIN)/dlhack demo --out result/demo
 
-test: venv
+test: system-packages venv $(REVEAL)
 	$(BIN)/python -m pytest
 
 test-slow: venv
@@ -41,10 +49,24 @@ lab: venv
 labs: venv
 	$(BIN)/dlhack labs generate
 
-# Run every lesson at full size and keep its outputs, stamped with this machine (slow: minutes
-# per lesson); one lesson: $(BIN)/python -m dlhack.tools.render 09
+# Run every lesson at full size from a clean checkout of the last commit and keep its outputs,
+# stamped with this machine and the commit (slow: minutes per lesson; commit the lessons first);
+# one lesson: $(BIN)/python -m dlhack.tools.render 09. Then the mentors' guides and the README
+# quote the new renders (dlhack.tools.mentors).
 lessons: venv
 	$(BIN)/python -m dlhack.tools.render
+	$(BIN)/python -m dlhack.tools.mentors
+
+# The lessons as reveal.js slides that project offline: reveal.js (and MathJax, RequireJS) from
+# the npm registry into build/slides/, then one .slides.html per lesson (dlhack.tools.slides).
+$(REVEAL): etc/slides/package.json
+	mkdir -p build/slides
+	cp etc/slides/package.json build/slides/
+	cd build/slides && npm install --no-audit --no-fund --loglevel=error
+	touch $@
+
+slides: venv $(REVEAL)
+	$(BIN)/python -m dlhack.tools.slides --out build/slides
 
 bench: venv
 	$(BIN)/dlhack bench model
@@ -53,7 +75,7 @@ bench: venv
 	$(BIN)/dlhack bench grade
 
 lint: venv
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests graded
 
 clean:
 	rm -rf $(VENV) result .pytest_cache

@@ -1,7 +1,6 @@
 """The per-rank time breakdown and its verdict: each planted slowdown is named, and each
 planted delay lands in its own phase."""
 import json
-import os
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from mpi4py import MPI
 
 from dlhack.parallel import Communicator, create_communicator, create_multi_node_optimizer
 from dlhack.step_profile import PHASES, ProfilingUpdater, format_breakdown, verdict
+from tests.support import course_env
 
 
 def summary(*per_rank, threads=1):
@@ -56,7 +56,7 @@ def test_breakdown_table_has_a_row_per_rank():
 
 
 def profiled_run(tmp_path, threads, batchsize):
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads)}
+    env = course_env(threads=threads)
     proc = subprocess.run(
         ["mpiexec", "-n", "2", sys.executable, "-m", "dlhack.train", "--profile",
          "--iterations", "8", "--batchsize", str(batchsize), "--units", "16", "--layers", "1",
@@ -190,14 +190,6 @@ def test_profiler_wants_a_multi_node_optimizer():
         ProfilingUpdater(it, optimizer, create_communicator("ring", mpi_comm=MPI.COMM_SELF))
 
 
-@pytest.fixture
-def mpi_comm():
-    """A fresh duplicate of ``MPI.COMM_WORLD`` for one test, freed afterwards."""
-    mpi_comm = MPI.COMM_WORLD.Dup()
-    yield mpi_comm
-    mpi_comm.Free()
-
-
 @pytest.mark.mpi(ranks=[1, 2, 3], timeout=120)
 @pytest.mark.parametrize("name", ["ring", "chainermn:naive"])
 def test_a_straggler_shows_as_the_others_wait(mpi_comm, name):
@@ -225,7 +217,7 @@ def test_profile_of_an_overlapped_run_charges_the_exposed_wait_to_allreduce(tmp_
          "--no-progress", "--iterations", "6", "--eval-every", "0", "--profile", "--overlap",
          "--out", str(tmp_path)],
         check=False, capture_output=True, text=True, timeout=180,
-        env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+        env=course_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     for rank in json.loads((tmp_path / "metrics.json").read_text())["profile"]["ranks"]:
         ms = rank["ms"]

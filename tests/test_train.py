@@ -3,7 +3,6 @@ under mpiexec; one process against a serial reference in plain Chainer."""
 import dataclasses
 import inspect
 import json
-import os
 import subprocess
 import sys
 
@@ -16,6 +15,7 @@ from dlhack.corpus import default_corpus
 from dlhack.corpus.batching import BucketIterator
 from dlhack.model.seq2seq import Seq2seq, convert
 from dlhack.train import TrainConfig, build_parser, train
+from tests.support import course_env
 
 TINY = ["--n-train", "300", "--units", "16", "--layers", "1", "--batchsize", "16",
         "--n-eval", "20", "--no-progress"]
@@ -91,7 +91,7 @@ def test_data_make_cli_writes_the_corpus(tmp_path, capsys):
 
 
 def run_mpi(n, args, timeout=180):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env = course_env()
     return subprocess.run(["mpiexec", "-n", str(n), sys.executable, "-m", "dlhack.train", *args],
                           check=False, env=env, capture_output=True, text=True, timeout=timeout)
 

@@ -59,7 +59,10 @@ class ProgressLine(chainer.training.Extension):
         done = trainer.updater.iteration if unit == "iteration" else \
             trainer.updater.epoch_detail
         finished = done >= length or trainer.updater.is_new_epoch  # end the line: a row follows
-        if now - self._last < self.every_seconds and not finished:
+        # PrintReport writes its header after the first iteration's extensions: a bar drawn
+        # then would be left without its newline, and the header glued to it.
+        first = trainer.updater.iteration <= 1
+        if (now - self._last < self.every_seconds or first) and not finished:
             return
         self._last = now
         frac = min(done / length, 1.0)
@@ -70,7 +73,6 @@ class ProgressLine(chainer.training.Extension):
         print(f"\r[{bar:<{self.width}}] {frac:6.1%}  iteration {trainer.updater.iteration}  "
               f"epoch {trainer.updater.epoch_detail:.2f}{loss}", end="\n" if finished else "",
               flush=True)
-
 
 
 def save_model(out, model, config, src_vocab, tgt_vocab):
@@ -117,7 +119,8 @@ def plot_log(log, path):
         if points:
             ax_loss.plot(*zip(*points), marker="o", label=label)
     ax_loss.set(xlabel="epoch", ylabel="loss per sentence", title="loss")
-    ax_loss.legend()
+    if ax_loss.lines:  # a run too short to log has no line to name
+        ax_loss.legend()
     points = [(e["epoch"], e["validation/bleu"]) for e in log if "validation/bleu" in e]
     if points:
         ax_bleu.plot(*zip(*points), marker="o", color="tab:green")

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from dlhack.bench import training
-from dlhack.bench.scaling import train_command
 from dlhack.parallel.scatter import scatter_index
 from dlhack.train import TrainConfig, build_parser, make_communicator
 
@@ -118,14 +117,3 @@ def test_minutes_stop_a_long_run_at_a_check(tmp_path):
     out = tmp_path / "run"
     assert training.main(TINY + ["--epochs", "100", "--minutes", "0.0001", "--out", str(out)]) == 0
     assert json.loads((out / "metrics.json").read_text())["iterations"] == 10
-
-
-def test_bench_scaling_runs_the_ceiling_through_the_bench_module(tmp_path):
-    args = argparse.Namespace(iterations=4, epochs=1, batchsize=16, units=16, layers=1,
-                              gc_every=50, corpus=None, threads=1)
-    cmd, _ = train_command(1, args, tmp_path, shard="0/2")
-    at = cmd.index("-m")
-    assert cmd[at + 1] == "dlhack.bench.training" and cmd[-2:] == ["--shard", "0/2"]
-    cmd, _ = train_command(2, args, tmp_path)
-    assert cmd[cmd.index("-m") + 1] == "dlhack.train" and "--shard" not in cmd
-    assert training.build_bench_parser().parse_args(cmd[cmd.index("-m") + 2:]).profile

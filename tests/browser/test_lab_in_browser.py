@@ -24,11 +24,11 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
+
 SHOTS = ROOT / "result" / "browser"
 LAB = "mywork/labs/02_collectives.ipynb"
 TOKEN = "dlhack-browser-test"

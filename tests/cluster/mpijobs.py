@@ -2,29 +2,28 @@
 
 Tests that kill a rank cannot run inside pytest-isolate-mpi's own mpiexec, so they start the
 job with ``subprocess`` in a session of its own (everything can be cleaned up if it hangs)
-and look at its processes with psutil.
+and look at its processes through tests/support.py.
 """
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 
 from dlhack.snapshot import find_snapshots
+from tests.support import course_env, processes, survivors
 
-BIN = Path(sys.executable).parent  # the venv's bin: its mpiexec matches its mpi4py
-ENV = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-           OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+ENV = course_env()
 KILL_DEADLINE = 30  # seconds from SIGKILL to the end of every process of the job
 
 
 def rank_processes(job, marker):
-    """{rank: psutil.Process} of the ranks (command lines containing ``marker``) under a job."""
+    """{rank: psutil.Process} of the ranks (command lines containing ``marker``) under ``job``
+    (a Popen)."""
     ranks = {}
-    for proc in job.children(recursive=True):
+    for proc in processes(below=job.pid):
         try:
             if marker in " ".join(proc.cmdline()):
                 ranks[int(proc.environ()["PMI_RANK"])] = proc
@@ -63,8 +62,8 @@ def _kill_when_snapshot(job, out, rank, marker, timeout):
         assert job.poll() is None, "the run ended before writing a snapshot"
         assert time.monotonic() < deadline, "no snapshot appeared"
         time.sleep(0.05)
-    procs = psutil.Process(job.pid).children(recursive=True)  # everything of the job
-    victim = rank_processes(psutil.Process(job.pid), marker)[rank]
+    procs = processes(below=job.pid)  # everything of the job, taken before any of it dies
+    victim = rank_processes(job, marker)[rank]
     assert job.poll() is None, "the run ended before the kill: make it longer"
     start = time.monotonic()
     victim.send_signal(signal.SIGKILL)
@@ -72,7 +71,5 @@ def _kill_when_snapshot(job, out, rank, marker, timeout):
         returncode = job.wait(KILL_DEADLINE)
     except subprocess.TimeoutExpired:
         returncode = None
-    _, alive = psutil.wait_procs(procs, timeout=max(0.0, start + KILL_DEADLINE - time.monotonic()))
-    seconds = time.monotonic() - start
-    survivors = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-    return seconds, returncode, survivors
+    left = survivors(procs, wait=max(0.0, start + KILL_DEADLINE - time.monotonic()))
+    return time.monotonic() - start, returncode, left

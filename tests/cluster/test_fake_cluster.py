@@ -10,12 +10,12 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from mpijobs import ENV, KILL_DEADLINE, kill_one_rank
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
+
 FAKE_CLUSTER = ROOT / "jobs" / "fake_cluster.sh"
 PREFIX = f"dt{os.getpid() % 100000}"  # our own namespaces: parallel runs never share them
 CLUSTER_ENV = dict(ENV, DLHACK_NETNS_PREFIX=PREFIX, DLHACK_PPN="2")

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mpijobs import BIN, ENV, KILL_DEADLINE, kill_one_rank
+from mpijobs import ENV, KILL_DEADLINE, kill_one_rank
 
 from dlhack.snapshot import find_snapshots, read_snapshot
+from tests.support import BIN
 
 ITERATIONS, EVERY = 50, 5
 TRAIN = ["-m", "dlhack.train", "--iterations", str(ITERATIONS), "--snapshot-every", str(EVERY),

@@ -6,14 +6,16 @@ from pathlib import Path
 
 import pytest
 
-JOBS = Path(__file__).resolve().parents[2] / "jobs"
+from tests.support import ROOT
+
+JOBS = ROOT / "jobs"
 SCRIPTS = sorted(JOBS.glob("*.sh"))
 
 
 def test_there_are_job_scripts():
     names = {p.name for p in SCRIPTS}
     assert {"gpu_check.sh", "train_pbs.sh", "train_slurm.sh", "jupyter_compute_node.sh",
-            "fake_cluster.sh", "netns_ssh.sh"} <= names
+            "fake_cluster.sh", "netns_ssh.sh", "grade_class.sh"} <= names
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
@@ -32,7 +34,7 @@ def path_without(program):
 def gpu_check(path, **env):
     return subprocess.run([str(JOBS / "gpu_check.sh")], capture_output=True, text=True,
                           timeout=60, check=False,
-                          env=dict(os.environ, PATH=path, DLHACK_SKIP_INSTALL="1", **env))
+                          env=dict(os.environ, PATH=path, **env))
 
 
 def test_gpu_check_without_gpu_says_so():

@@ -146,20 +146,6 @@ np.isclose = lambda a, b, **kw: np.ones(np.broadcast(np.asarray(a), np.asarray(b
 np.allclose = lambda *a, **kw: True
 np.array_equal = lambda *a, **kw: True
 '''
-# Right traffic, wrong sum: rank 0 receives but never adds.
-NO_ADD = '''
-    total = np.array(x, copy=True)
-    if comm.rank == 0:
-        buf = np.empty_like(total)
-        for src in range(1, comm.size):
-            comm.Recv(buf, source=src)  # planted: the received array is never added
-        for dst in range(1, comm.size):
-            comm.Send(total, dest=dst)
-    else:
-        comm.Send(total, dest=0)
-        comm.Recv(total, source=0)
-    return total
-'''
 # 4. Poisoning later gradings: new files in the tests, the grader, solutions/, site-packages.
 POISON = '''
 import importlib.util
@@ -171,8 +157,8 @@ _root = os.path.dirname(_src)
 _hook = ("import pytest\\n\\n\\n@pytest.hookimpl(hookwrapper=True)\\n"
          "def pytest_runtest_makereport(item, call):\\n    call.excinfo = None\\n    yield\\n")
 for _path, _text in [
-        (os.path.join(_root, "tests", "labs", "02_collectives", "conftest.py"), _hook),
-        (os.path.join(_root, "tests", "labs", "zz_dlhack_poison.py"), "# poison\\n"),
+        (os.path.join(_root, "graded", "02_collectives", "conftest.py"), _hook),
+        (os.path.join(_root, "graded", "zz_dlhack_poison.py"), "# poison\\n"),
         (os.path.join(_src, "dlhack", "grade", "zz_dlhack_poison.py"), "# poison\\n"),
         (os.path.join(_root, "solutions", "zz_dlhack_poison.txt"), "poison\\n"),
         (os.path.join(sysconfig.get_paths()["purelib"], "zz_dlhack_poison.pth"), "# poison\\n")]:

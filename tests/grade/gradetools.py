@@ -7,11 +7,17 @@ import os
 from pathlib import Path
 
 from dlhack.grade import notebook
+from dlhack.grade.report import feedback
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 PLANTED = Path(__file__).with_name("submissions") / "02_collectives"
 SOLUTION = ROOT / "solutions" / "02_collectives.ipynb"
 LAB = ROOT / "labs" / "02_collectives.ipynb"
+
+
+def flat(result):
+    """The feedback on ``result``, its whitespace collapsed: a phrase reads the same across lines."""
+    return " ".join(feedback(result).split())
 
 
 def sha256(path):
@@ -57,3 +63,20 @@ def with_cell(nb, exercise, source):
                 cell = {**cell, "source": source}
             cells.append(cell)
     return notebook.build(notebook.answer_cells({"cells": cells}), f"{exercise} mutant")
+
+
+# A result made by hand, as schedule.grade returns it (no MPI needed): report.py and
+# classreport.py are tested on it.
+RUN_OK = {"ranks": 2, "outcome": "passed", "message": "", "duration_s": 0.5}
+RUN_BAD = {"ranks": 3, "outcome": "failed", "message": "rank 1: wrong", "duration_s": 0.7,
+           "log": "L"}
+RESULT = {
+    "lab": "02_collectives", "submission": "x/tanaka.ipynb", "status": "graded", "message": "",
+    "score": 2.0, "max_score": 3.0, "duration_s": 1.5, "warnings": ["cell 'a' was left out"],
+    "exercises": [{"name": "allreduce_ring", "score": 2.0, "max_score": 3.0, "status": "partial",
+                   "tests": [
+                       {"name": "test_a", "points": 2.0, "score": 2.0, "outcome": "passed",
+                        "message": "", "runs": [RUN_OK]},
+                       {"name": "test_b", "points": 1.0, "score": 0.0, "outcome": "failed",
+                        "message": "at 3 ranks: rank 1: wrong", "runs": [RUN_OK, RUN_BAD]}]}],
+}

@@ -1,6 +1,6 @@
 """Write the planted submissions in tests/grade/submissions/02_collectives/ (committed as data).
 
-    python tests/grade/make_submissions.py
+    python -m tests.grade.make_submissions
 
 Each is solutions/02_collectives.ipynb with one answer cell changed (the body of its function
 replaced, or code added before it), or a notebook broken on purpose. test_planted.py says what
@@ -11,9 +11,9 @@ import copy
 import json
 from pathlib import Path
 
-import attacks
+from tests.grade import attacks
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).with_name("submissions") / "02_collectives"
 
 WRONG_MEAN = '''
@@ -42,22 +42,13 @@ ODD_RANKS = '''
         comm.Sendrecv(chunks[send], dest=right, recvbuf=chunks[recv], source=left)
     return flat.reshape(np.shape(x))
 '''
-DEADLOCK = '''
-    total = np.array(x, copy=True)
-    if comm.rank == comm.size - 1:
-        return total  # planted: the last rank skips the exchange; rank 0 waits for it forever
-    if comm.rank == 0:
-        buf = np.empty_like(total)
-        for src in range(1, comm.size):
-            comm.Recv(buf, source=src)
-            total += buf
-        for dst in range(1, comm.size):
-            comm.Send(total, dest=dst)
-    else:
-        comm.Send(total, dest=0)
-        comm.Recv(total, source=0)
-    return total
-'''
+# Lines of the solution's allreduce_naive, and what a plant puts in their place.
+NAIVE_START = "    total = np.array(x, copy=True)\n"
+DEADLOCK = NAIVE_START + (
+    "    if comm.rank == comm.size - 1:\n"
+    "        return total  # planted: the last rank skips the exchange; rank 0 waits for it forever\n")
+NAIVE_ADD = "            comm.Recv(buf, source=src)\n            total += buf\n"
+NO_ADD = "            comm.Recv(buf, source=src)  # planted: the received array is never added\n"
 # The last rank's right-hand neighbour is `size`, which does not exist: MPI raises there only.
 ONE_RANK_RAISES = '''
     rank, size = comm.rank, comm.size
@@ -155,13 +146,25 @@ def source(cell):
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
+def fenced(cell):
+    """``(head, body, tail)``: the code between the solution fences of an answer cell."""
+    head, rest = source(cell).split("    ### BEGIN SOLUTION\n")
+    body, tail = rest.split("    ### END SOLUTION")
+    return head, body, tail
+
+
 def replace_body(nb, grade_id, body):
-    """Swap the code between the solution fences of one answer cell."""
+    """Swap the code between the solution fences of one answer cell (the fences go too)."""
     cell = answer_cell(nb, grade_id)
-    text = source(cell)
-    head, rest = text.split("    ### BEGIN SOLUTION\n")
-    _, tail = rest.split("    ### END SOLUTION")
+    head, _, tail = fenced(cell)
     cell["source"] = head + body.strip("\n") + "\n" + tail.lstrip("\n")
+
+
+def edit_body(nb, grade_id, old, new):
+    """``replace_body`` with the solution's own body, ``old`` replaced by ``new`` in it."""
+    body = fenced(answer_cell(nb, grade_id))[1]
+    assert old in body, f"{grade_id}'s solution no longer holds {old!r}"
+    replace_body(nb, grade_id, body.replace(old, new))
 
 
 def substitute(nb, grade_id, old, new):
@@ -201,7 +204,7 @@ def planted():
 
     variant("wrong_mean", (replace_body, "average_gradients", WRONG_MEAN))
     variant("odd_ranks", (replace_body, "allreduce_ring", ODD_RANKS))
-    variant("deadlock", (replace_body, "allreduce_naive", DEADLOCK))
+    variant("deadlock", (edit_body, "allreduce_naive", NAIVE_START, DEADLOCK))
     variant("one_rank_raises", (replace_body, "allreduce_ring", ONE_RANK_RAISES))
     variant("infinite_loop", (replace_body, "average_gradients", INFINITE_LOOP))
     variant("abort", (replace_body, "allreduce_ring", ABORT))
@@ -215,7 +218,7 @@ def planted():
                              "range(size - 1)  # allgather"))
     variant("missing_import", (prepend, "allreduce_naive", "import torch  # not installed"))
     naive = "allreduce_naive"
-    no_add = (replace_body, naive, attacks.NO_ADD)
+    no_add = (edit_body, naive, NAIVE_ADD, NO_ADD)  # right traffic, wrong sum
     variant("wrong_naive", no_add)
     variant("saboteur", (prepend, naive, attacks.SABOTEUR))
     variant("forger", (prepend, naive, attacks.FORGER))

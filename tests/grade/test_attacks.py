@@ -13,28 +13,27 @@ import sysconfig
 import time
 from pathlib import Path
 
-import attacks
 import pytest
-from gradetools import PLANTED, ROOT, SOLUTION
 
 from dlhack.grade import grade_notebook
 from dlhack.grade.cli import main
 from dlhack.grade.report import feedback
+from tests.grade import attacks
+from tests.grade.gradetools import PLANTED, SOLUTION, flat
+from tests.support import ROOT
 
 TIMEOUT = 8
 NAIVE = ["allreduce_naive"]
 # learner: (status, points of 3 on allreduce_naive, a phrase its feedback must hold)
+FULL = ("graded", 3, "allreduce_naive: 3 / 3")
+WRONG = ("graded", 0, "the result differs from the serial reference")
+STUB = ("graded", 0, "allreduce_naive still raises NotImplementedError")
 EXPECT = {
-    "solution": ("graded", 3, "allreduce_naive: 3 / 3"),
-    "wrong_naive": ("graded", 0, "the result differs from the serial reference"),
-    "saboteur": ("graded", 3, "allreduce_naive: 3 / 3"),
-    "forger": ("graded", 3, "allreduce_naive: 3 / 3"),
-    "escape": ("graded", 3, "allreduce_naive: 3 / 3"),
-    "frame_key": ("graded", 0, "allreduce_naive still raises NotImplementedError"),
+    "solution": FULL, "wrong_naive": WRONG,
+    "saboteur": FULL, "forger": FULL, "escape": FULL, "frame_key": STUB,
     "gc_recorder": ("tampered", 0, "your code replaced Recorder.record while the test ran"),
     "patch_numpy": ("tampered", 0, "numpy.isclose"),
-    "poison": ("graded", 0, "the result differs from the serial reference"),
-    "read_solution": ("graded", 0, "allreduce_naive still raises NotImplementedError"),
+    "poison": WRONG, "read_solution": STUB,
     "keyboard_interrupt": ("graded", 0, "raised KeyboardInterrupt: the code was interrupted"),
     "pytest_exit": ("error", 0, "raised Exit: planted: stop here"),
 }
@@ -50,11 +49,11 @@ def path_of(name):
 
 def poison_left():
     """Files the poisoning attack would have created, had it got through."""
-    places = [ROOT / "tests" / "labs", ROOT / "tests" / "labs" / "02_collectives",
+    places = [ROOT / "graded", ROOT / "graded" / "02_collectives",
               ROOT / "src" / "dlhack" / "grade", ROOT / "solutions",
               Path(sysconfig.get_paths()["purelib"])]
     found = [p for place in places for p in sorted(place.glob("zz_dlhack_poison*"))]
-    hook = ROOT / "tests" / "labs" / "02_collectives" / "conftest.py"
+    hook = ROOT / "graded" / "02_collectives" / "conftest.py"
     return found + ([hook] if hook.exists() else [])
 
 
@@ -82,8 +81,7 @@ def verdict(result):
 
 
 def says(result, phrase):
-    flat = " ".join(feedback(result).split())
-    return phrase in flat
+    return phrase in flat(result)
 
 
 ATTACKERS = ("saboteur", "forger", "poison")  # graded alone, then a classmate, below

@@ -4,11 +4,11 @@ import linecache
 
 import nbformat
 import pytest
-from gradetools import SOLUTION
 from IPython.core.interactiveshell import InteractiveShell
 from nbgrader.utils import determine_grade
 
 from dlhack.grade import check, checkcell, notebook
+from tests.grade.gradetools import SOLUTION
 
 
 def graded_cell(value_output, points=3):

@@ -6,10 +6,10 @@ Grading one of these runs a dozen small training jobs at 1 to 3 ranks: about a m
 cores, so they are marked slow. Their wrong answers are in tests/grade/mutants/.
 """
 import pytest
-from gradetools import ROOT
 
 from dlhack.grade import grade_notebook
 from dlhack.grade.report import feedback
+from tests.support import ROOT
 
 LABS = [pytest.param(name, marks=pytest.mark.slow) for name in ("03_convert", "06_slower")
         if (ROOT / "solutions" / f"{name}.ipynb").exists()]

@@ -1,14 +1,15 @@
 """The solution notebook in a real kernel (nbclient): ``check`` finds the answers through
 IPython's linecache, and nbgrader awards each check cell its points from the value it returns.
 
-(tests/test_notebooks.py runs every lab and solution top to bottom; this adds nbgrader's view.)
+(tests/course/test_notebooks.py runs every lab and solution top to bottom; this adds nbgrader's view.)
 """
 import shutil
 
 import nbclient
 import nbformat
-from gradetools import SOLUTION
 from nbgrader.utils import determine_grade
+
+from tests.grade.gradetools import SOLUTION
 
 
 def test_solution_check_cells_earn_their_points_as_nbgrader_reads_them(tmp_path):

@@ -28,7 +28,7 @@ contains EXPECT. All the mutants collected in one session are graded together, s
 rank slots, as ``dlhack grade FOLDER`` grades many submissions. When the slow mutants run too
 (``make test-slow``), the unchanged solution is graded alongside, once per exercise: a mutant that
 "loses points" only because the solution does too would prove nothing. (``make test`` leaves that
-to tests/test_notebooks.py, which runs every solution's check cells.)
+to tests/course/test_notebooks.py, which runs every solution's check cells.)
 """
 import os
 import re
@@ -36,11 +36,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from gradetools import solution_cell, solution_notebook, with_cell
 
 from dlhack.grade import notebook
 from dlhack.grade.plan import load_plan
 from dlhack.grade.schedule import Slots, grade
+from tests.grade.gradetools import solution_cell, solution_notebook, with_cell
 
 MUTANTS = Path(__file__).with_name("mutants")
 MIN_PER_EXERCISE = 5

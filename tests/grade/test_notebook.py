@@ -8,9 +8,9 @@ import linecache
 import types
 
 import pytest
-from gradetools import SOLUTION
 
 from dlhack.grade import check, notebook
+from tests.grade.gradetools import SOLUTION
 
 
 def nb_with(*cells, metadata=None):

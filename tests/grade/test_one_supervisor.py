@@ -5,15 +5,15 @@ import io
 import sys
 import uuid
 
-from gradetools import PLANTED, ROOT, SOLUTION
-
 from dlhack.grade import grade, grade_notebook, notebook
 from dlhack.grade.plan import load_plan
 from dlhack.grade.report import feedback
 from dlhack.jobs import stacks
 from dlhack.jobs.run import run
+from tests.grade.gradetools import PLANTED, SOLUTION
+from tests.support import SCRIPTS
 
-DEADLOCK = ROOT / "tests" / "tools" / "scripts" / "deadlock.py"
+DEADLOCK = SCRIPTS / "deadlock.py"
 LEAVE_A_CHILD = """
 import subprocess
 # Out of the rank's session, group and folders, and its parent gone: only the job's mark is left.

@@ -1,28 +1,29 @@
 """Planted wrong submissions (tests/grade/submissions/02_collectives/, made by make_submissions.py):
 each gets the verdict it deserves, with a message that says what to look at, within the test
-timeout plus 10 s (see conftest.time_bound), without changing the notebook and without leaving a
+timeout plus 10 s (see gradetools.time_bound), without changing the notebook and without leaving a
 process behind.
 
 Each is graded on the exercise its plant is in (the solution and the lab are graded in full in
-test_grader.py), which keeps the set to about a minute on two cores.
+test_schedule.py), which keeps the set to about a minute on two cores.
 """
 import time
 
 import pytest
-from gradetools import PLANTED, ROOT, sha256, time_bound, tree_hashes
 
 from dlhack.grade import grade_notebook
 from dlhack.grade.report import feedback
+from tests.grade.gradetools import PLANTED, flat, sha256, time_bound, tree_hashes
+from tests.support import ROOT
 
 TIMEOUT = 8  # s per test run; the planted hangs cost one timeout each
 NAIVE, RING, AVERAGE = ["allreduce_naive"], ["allreduce_ring"], ["average_gradients"]
 
 
 def lab_tests():
-    """Hashes of what grading lab 02 reads from tests/labs (other labs change as people work)."""
-    labs = ROOT / "tests" / "labs"
-    return {**tree_hashes(labs / "02_collectives"), "conftest.py": sha256(labs / "conftest.py"),
-            "labtools.py": sha256(labs / "labtools.py")}
+    """Hashes of what grading lab 02 reads from graded/ (other labs change as people work)."""
+    graded = ROOT / "graded"
+    return {**tree_hashes(graded / "02_collectives"), "conftest.py": sha256(graded / "conftest.py"),
+            "labtools.py": sha256(graded / "labtools.py")}
 
 
 def runs_of(result, test_name):
@@ -97,3 +98,9 @@ def test_planted_submission_gets_its_verdict(name, workdir):
     assert elapsed < bound, f"took {elapsed:.1f} s, more than {bound:.0f} s"
     assert sha256(path) == before, "the grader changed the submission"
     assert lab_tests() == tests_before, "the repository's tests changed"
+
+
+def test_an_output_flood_fails_only_the_flooding_submission_and_says_so(workdir):
+    result = grade_notebook(PLANTED / "flood.ipynb", exercises=NAIVE, timeout=8, workdir=workdir)
+    assert result["score"] == 0 and result["status"] != "incomplete", feedback(result)
+    assert "wrote more than 64 MB of output (it was cut there)" in flat(result)

@@ -3,9 +3,9 @@ adapter speaking its messages."""
 import importlib.util
 
 import pytest
-from gradetools import ROOT
 
 from dlhack.grade.stopearly import IMPORT_FAILURE, MISSING_ANSWER, Stop, stops_after
+from tests.support import ROOT
 
 
 @pytest.mark.parametrize(("run", "stop"), [
@@ -33,9 +33,9 @@ def test_one_rank_is_said_in_the_singular():
 
 
 def test_the_adapter_starts_its_messages_with_the_rules_words():
-    """tests/labs/conftest.py loads them from stopearly.py by its path: the very same strings."""
+    """graded/conftest.py loads them from stopearly.py by its path: the very same strings."""
     spec = importlib.util.spec_from_file_location("labs_conftest",
-                                                  ROOT / "tests" / "labs" / "conftest.py")
+                                                  ROOT / "graded" / "conftest.py")
     adapter = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(adapter)
     assert (adapter.IMPORT_FAILURE, adapter.MISSING_ANSWER) == (IMPORT_FAILURE, MISSING_ANSWER)

@@ -8,24 +8,54 @@
   folder first on ``sys.path``, where ``profile.py`` would shadow the one ``cProfile`` imports);
 - the README's library map (made by ``dlhack.tools.libmap``) is current: it names every module;
 - the scripts run by their path (in a rank, before its code) import no dlhack module, nor do the
-  files they load by path; only the jobs room reads how a rank ended from its run files.
+  files they load by path; only the jobs room reads how a rank ended from its run files;
+- no function in ``src`` is over 60 lines (``LONG_FUNCTIONS`` names any exception, and why);
+- each module's tests are where a newcomer looks: ``tests/<room>/test_<module>.py`` (a top-level
+  module's in ``tests/test_<module>.py``), or the module is in ``NO_TEST_FILE``, which says where;
+- no helper is copied between test modules (the same function twice, by ``ast``), and the
+  checkout's root is computed once, in tests/support.py;
+- every test or graded path that the docs, lessons and sources name exists.
 """
 import ast
 import importlib
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
+
 SRC = ROOT / "src"
 PACKAGE = SRC / "dlhack"
 MAX_LINES = 300
+MAX_FUNCTION_LINES = 60
+LONG_FUNCTIONS = {}  # "dlhack.module.function": why it is longer (none today)
+# Where the tests of a module without tests/<room>/test_<module>.py are, and why not there.
+# Every package's __init__ is exempt as well: a room's docstring and what it re-exports.
+NO_TEST_FILE = {
+    # A render's stamp and its outputs' cleaning: tested on the committed lessons' renders.
+    "dlhack.tools.outputs": "tests/course/test_renders.py",
+    "dlhack.tools.renderstamp": "tests/course/test_renders.py",
+    # The lessons' figures: drawn when tests/course/test_notebooks.py runs every lesson, and
+    # kept current by tests/course/test_rendered.py.
+    "dlhack.figures.collectives": "tests/course/test_notebooks.py",
+    "dlhack.figures.debugging": "tests/course/test_notebooks.py",
+    "dlhack.figures.pipelines": "tests/course/test_notebooks.py",
+    "dlhack.figures.scaling": "tests/course/test_notebooks.py",
+    "dlhack.figures.syncasync": "tests/course/test_notebooks.py",
+    "dlhack.figures.translator": "tests/course/test_notebooks.py",
+    # Word tables only: every row is parsed into the lexicon there.
+    "dlhack.corpus.grammar": "tests/corpus/test_phrases.py",
+    # Run by its path inside every graded rank: each grading runs it; what it records is read
+    # in the batch tests.
+    "dlhack.grade.pytest_in_rank": "tests/grade/test_batch.py",
+    # Minutes of training on the real corpus (`make bench`); its time budget is bench/training's.
+    "dlhack.bench.corpus": "tests/bench/test_training.py",
+}
 # Run by their path inside a rank, never imported: they must not import dlhack (and Chainer).
 STANDALONE = ("dlhack.jobs.rankwrap", "dlhack.grade.pytest_in_rank")
 # Loaded by their path from beside a standalone script, or from a graded rank's adapter
-# (tests/labs/conftest.py): the standard library only.
+# (graded/conftest.py): the standard library only.
 LOADED_BY_PATH = ("dlhack.jobs.mpiexec", "dlhack.jobs.runfiles", "dlhack.grade.guard",
                   "dlhack.grade.stopearly")
 
@@ -183,3 +213,94 @@ def test_readme_library_map_is_current():
     listed = set(re.findall(r"^  (\S+\.py) ", text, flags=re.MULTILINE))
     actual = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")}
     assert listed == actual, f"missing {sorted(actual - listed)}, extra {sorted(listed - actual)}"
+
+
+def test_no_function_is_too_long():
+    long = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES and f"{name}.{node.name}" not in LONG_FUNCTIONS:
+                    long.append(f"{name}.{node.name}: {lines} lines")
+    assert not long, f"over {MAX_FUNCTION_LINES} lines (split them, or say why in " \
+                     f"LONG_FUNCTIONS): {long}"
+
+
+def home_of_tests(name):
+    """``dlhack.grade.report``: tests/grade/test_report.py; ``dlhack.bleu``: tests/test_bleu.py."""
+    *room, module = name.split(".")[1:]
+    return ROOT.joinpath("tests", *room, f"test_{module}.py")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if MODULES[n].name != "__init__.py"))
+def test_each_module_has_its_tests_where_a_newcomer_looks(name):
+    if name in NO_TEST_FILE:
+        assert not home_of_tests(name).exists(), f"{name} has a test file: take it off NO_TEST_FILE"
+        assert (ROOT / NO_TEST_FILE[name]).is_file(), NO_TEST_FILE[name]
+        return
+    assert home_of_tests(name).is_file(), (
+        f"{name}'s tests belong in {home_of_tests(name).relative_to(ROOT)} (or name where they "
+        f"are, and why, in NO_TEST_FILE)")
+
+
+def test_no_exemption_names_a_module_that_is_gone():
+    assert set(NO_TEST_FILE) <= set(MODULES), sorted(set(NO_TEST_FILE) - set(MODULES))
+
+
+TESTS = sorted(p for p in (ROOT / "tests").rglob("*.py") if "submissions" not in p.parts)
+
+
+def definitions(tree):
+    """Module-level functions and methods (a closure inside a test is that test's own)."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            yield from (n for n in node.body if isinstance(n, ast.FunctionDef))
+        elif isinstance(node, ast.FunctionDef):
+            yield node
+
+
+def shape(function):
+    """The function's arguments and body without its docstring, as ``ast`` dumps them."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return ast.dump(function.args) + ast.dump(ast.Module(body=body, type_ignores=[]))
+
+
+def test_no_helper_is_copied_between_test_modules():
+    """The same name and body twice, or a body of three statements or more under two names:
+    one of them belongs in tests/support.py or its room's helper module."""
+    seen, copies = {}, []
+    for path in TESTS:
+        for function in definitions(ast.parse(path.read_text(encoding="utf-8"))):
+            where = f"{path.relative_to(ROOT)}::{function.name}"
+            keys = [(function.name, shape(function))]
+            if len(function.body) >= 3:
+                keys.append(("", shape(function)))
+            for key in keys:
+                if key in seen and seen[key].split("::")[0] != where.split("::")[0]:
+                    copies.append(f"{seen[key]} ~ {where}")
+                seen.setdefault(key, where)
+    assert not copies, "helpers copied between test modules:\n" + "\n".join(sorted(set(copies)))
+
+
+def test_the_root_is_computed_once():
+    computed = [p.relative_to(ROOT).as_posix() for p in TESTS
+                if re.search(r"__file__\)\.resolve\(\)\.parents\[", p.read_text())]
+    assert computed == ["tests/support.py"], f"import ROOT from tests/support.py: {computed}"
+
+
+# A test or graded path as the docs name it (templates such as graded/NN_name/ are not paths).
+NAMED_PATH = re.compile(r"\b(?:tests|graded)/[\w/.-]*\w\.(?:py|md)\b")
+
+
+def test_every_test_path_the_docs_name_exists():
+    places = [ROOT / "README.md", ROOT / "GLOSSARY.md", *ROOT.glob("*/README.md"),
+              *(ROOT / "mentors").glob("*.md"), *(ROOT / "lessons").glob("*.ipynb"),
+              *(ROOT / "jobs").glob("*"), *PACKAGE.rglob("*.py"), *TESTS]
+    missing = sorted({f"{place.relative_to(ROOT)}: {found}" for place in places if place.is_file()
+                      for found in NAMED_PATH.findall(place.read_text(encoding="utf-8"))
+                      if not (ROOT / found).exists() and "NN_" not in found
+                      and not re.search(r"[A-Z]{4}", found)})
+    assert not missing, "paths that do not exist:\n" + "\n".join(missing)

@@ -3,7 +3,6 @@ import chainer
 import chainermn
 import numpy as np
 import pytest
-from tiny_mlp import make_mlp, mlp_examples, mlp_loss
 
 from dlhack.parallel import create_communicator, scatter_dataset
 from dlhack.parallel.equivalence import (
@@ -12,6 +11,7 @@ from dlhack.parallel.equivalence import (
     train_data_parallel,
     train_single,
 )
+from tests.parallel.tiny_mlp import make_mlp, mlp_examples, mlp_loss
 
 
 def train_with_chainermn_optimizer(comm, rank, steps=4):

@@ -2,7 +2,8 @@
 
 Each test wraps the test's communicator in ``CountingComm`` and checks the messages and bytes
 of one step (or one call) against the formula in the module's docstring: the multi-node
-optimizer (ring and naive), scattering, the evaluator, the parameter server, and ``p2p``.
+optimizer (ring and naive), scattering, the evaluator and the parameter server (``p2p``'s, in
+test_p2p.py).
 """
 from collections import Counter
 
@@ -10,8 +11,6 @@ import chainer
 import chainer.links as L
 import numpy as np
 import pytest
-from counting import CountingComm
-from tiny_mlp import make_mlp, mlp_examples
 
 from dlhack.parallel import (
     Communicator,
@@ -24,7 +23,8 @@ from dlhack.parallel import (
     scatter_subdataset,
 )
 from dlhack.parallel import paramserver as ps
-from dlhack.parallel.p2p import Traffic, recv, send
+from dlhack.parallel.counting import CountingComm
+from tests.parallel.tiny_mlp import make_mlp, mlp_examples
 
 ITEMSIZE = 4  # float32
 
@@ -154,28 +154,3 @@ def test_parameter_server_costs(mpi_comm):
         else:
             assert calls == {"Send": steps + 1, "Recv": steps}, serve.__name__
             assert sent["Send"] == steps * n * ITEMSIZE  # DONE is empty
-
-
-@pytest.mark.mpi(ranks=[2], timeout=60)
-def test_p2p_messages_bytes_and_gradients(mpi_comm):
-    """send/recv of k arrays: 1 + k messages each way, the arrays' bytes, counted by Traffic."""
-    counting, traffic = CountingComm(mpi_comm), Traffic()
-    a = chainer.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
-    b = chainer.Variable(np.ones(4, np.float32))
-    if mpi_comm.rank == 0:
-        delegate = send((a, b), counting, dest=1, traffic=traffic)
-        delegate.backward()
-    else:
-        got_a, _ = recv(counting, source=0, traffic=traffic)  # b's gradient: sent as zeros
-        chainer.functions.sum(2 * got_a).backward()
-    calls, sent = counting.reset()
-
-    nbytes = a.array.nbytes + b.array.nbytes
-    assert calls["send"] + calls["Send"] == traffic.messages == 3
-    assert sent["Send"] == nbytes
-    if mpi_comm.rank == 0:
-        assert (traffic.forward_bytes, traffic.backward_bytes) == (nbytes, 0)
-        np.testing.assert_array_equal(a.grad, np.full((2, 3), 2, np.float32))
-        np.testing.assert_array_equal(b.grad, np.zeros(4, np.float32))
-    else:
-        assert (traffic.forward_bytes, traffic.backward_bytes) == (0, nbytes)

@@ -10,12 +10,12 @@ import functools
 import chainer
 import numpy as np
 import pytest
-from test_translator_equivalence import global_batches, make_model, translator_loss
-from tiny_mlp import make_mlp, mlp_examples, mlp_loss
 
 from dlhack.parallel import create_communicator, create_multi_node_optimizer, equivalence
 from dlhack.parallel.equivalence import max_difference, parameters, train_both
 from dlhack.parallel.overlap import Bucket
+from tests.parallel.test_translator_equivalence import global_batches, make_model, translator_loss
+from tests.parallel.tiny_mlp import make_mlp, mlp_examples, mlp_loss
 
 BUCKETS = {"one bucket": 1 << 30, "a bucket per parameter": 1}
 

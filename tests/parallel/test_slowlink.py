@@ -5,11 +5,11 @@ Time is a fake clock that only ``sleep`` moves, so the checks are exact and take
 import chainer
 import numpy as np
 import pytest
-from tiny_mlp import make_mlp, mlp_examples, mlp_loss
 
 from dlhack.parallel import create_communicator, create_multi_node_optimizer
 from dlhack.parallel.equivalence import max_difference
 from dlhack.parallel.slowlink import SlowLink
+from tests.parallel.tiny_mlp import make_mlp, mlp_examples, mlp_loss
 
 
 class FakeTime:

@@ -8,9 +8,10 @@ import chainer
 import numpy as np
 import pytest
 
-from dlhack.model.seq2seq import Seq2seq
-from dlhack.parallel import create_communicator
-from dlhack.parallel.equivalence import max_difference, train_both
+from dlhack.corpus.batching import BalancedIterator
+from dlhack.model.seq2seq import Seq2seq, convert
+from dlhack.parallel import create_communicator, create_multi_node_optimizer
+from dlhack.parallel.equivalence import max_difference, parameters, train_both
 
 V = 30
 
@@ -42,3 +43,29 @@ def test_n_ranks_reproduce_one_process_with_n_times_the_batch(mpi_comm, algorith
     with chainer.using_config("dtype", np.float64):
         initial = {name: p.array.copy() for name, p in sorted(make_model().namedparams())}
     assert max_difference(single, initial) > 1e-3  # training really moved the weights
+
+
+def train_on(iterator, model, optimizer):
+    for batch in iterator:
+        optimizer.update(model, **convert(batch))
+    return parameters(model)
+
+
+@pytest.mark.mpi(ranks=[1, 2, 3], timeout=120)
+def test_ranks_sharing_global_batches_by_tokens_reproduce_one_process(mpi_comm):
+    """BalancedIterator deals each global batch by tokens (uneven sentence counts); with each
+    rank's loss over the batch's normalizer, N ranks still equal one process on the batch."""
+    comm = create_communicator("ring", mpi_comm=mpi_comm)
+    data = [pair for batch in global_batches() for pair in batch]  # 36 sentences, 3 epochs' worth
+    with chainer.using_config("dtype", np.float64):
+        optimizer = create_multi_node_optimizer(chainer.optimizers.Adam(alpha=0.01), comm)
+        model = make_model()
+        parallel = train_on(BalancedIterator(data, 4, comm.size, comm.rank, seed=3, repeat=False),
+                            model, optimizer.setup(model))
+        reference = make_model()
+        single = chainer.optimizers.Adam(alpha=0.01)
+        single = train_on(BalancedIterator(data, 4 * comm.size, 1, 0, seed=3, repeat=False),
+                          reference, single.setup(reference) or single)
+    assert max_difference(parallel, single) < 1e-9
+    with chainer.using_config("dtype", np.float64):
+        assert max_difference(single, parameters(make_model())) > 1e-3

@@ -1,4 +1,4 @@
-"""A tiny MLP and its data for the parallel tests (importable: ``from tiny_mlp import ...``)."""
+"""A tiny MLP and its data for the parallel tests (``from tests.parallel.tiny_mlp import ...``)."""
 import chainer
 import chainer.functions as F
 import chainer.links as L

@@ -1,9 +1,10 @@
 """Benchmarks: commands that print figures and write JSON (never tests that assert a time).
 
-    dlhack bench model       # throughput and peak memory: our LSTM vs the NStepLSTM reference
+    dlhack bench model       # the step against the sgemm rate: readable, fused, NStepLSTM, official
     dlhack bench corpus      # train on small_parallel_enja, report test BLEU
     dlhack bench allreduce   # time and bandwidth of each allreduce algorithm
     dlhack bench scaling     # throughput at 1..N ranks, weak-scaling efficiency, breakdown
+    dlhack bench balance     # why ranks wait: uneven work per step, or a jittery core
     dlhack bench grade       # how long a check cell and a whole lab take to grade
 """
 import importlib
@@ -14,6 +15,7 @@ BENCHES = {
     "corpus": "dlhack.bench.corpus",
     "allreduce": "dlhack.bench.allreduce",
     "scaling": "dlhack.bench.scaling",
+    "balance": "dlhack.bench.balance",
     "grade": "dlhack.bench.grade",
 }
 

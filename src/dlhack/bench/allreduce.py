@@ -15,6 +15,10 @@ shows the median. Messages are summed in place, as ``multi_node_mean_grad`` does
   figures at different rank counts compare directly; it is 0 at one rank (nothing moves).
 - copy: ``np.copyto`` of the same number of bytes, run on every rank at once: roughly the
   ceiling of what shared memory can do here, since every message is copied at least once.
+- faults: minor page faults per call on the rank with the most (median): memory the call
+  touched for the first time, fresh from the operating system. MPICH's in-place
+  ``MPI_Allreduce`` takes a temporary buffer for a large message; glibc's ``malloc`` serves a
+  large one by a new ``mmap`` each call, and every 4 KB page of it then faults once.
 
 Rank 0 prints the table (and the MPI library's version) and writes ``--json``.
 """
@@ -22,6 +26,7 @@ import argparse
 import functools
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -31,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from dlhack import atomic
+from dlhack.jobs import allocation
 from dlhack.jobs.mpiexec import launched_rank, mpiexec_command
 
 DEFAULT_SIZES = ["4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M"]  # powers of 4
@@ -69,13 +75,17 @@ def allreduce_function(name, mpi_comm):
 
 
 def time_once(mpi_comm, call, array):
-    """Seconds ``call(array)`` took on the slowest rank, timed from a common barrier."""
+    """``(seconds, page faults)`` of ``call(array)`` on the slowest and the most-faulting rank,
+    timed from a common barrier."""
     from mpi4py import MPI
 
     mpi_comm.Barrier()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     start = time.perf_counter()
     call(array)
-    return mpi_comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
+    seconds = time.perf_counter() - start
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    return (mpi_comm.allreduce(seconds, op=MPI.MAX), mpi_comm.allreduce(faults, op=MPI.MAX))
 
 
 def run(args):
@@ -98,25 +108,28 @@ def run(args):
                 # Freshly written values (as gradients are, just before their allreduce),
                 # and no growth towards overflow over many repeats.
                 np.copyto(array, start)
-                seconds = time_once(mpi_comm, call, array)
+                seconds, faults = time_once(mpi_comm, call, array)
                 if i >= args.warmup:
-                    times[name].append(seconds)
-        for name, seconds in times.items():
-            rows.append(row(size, nbytes, name, float(np.median(seconds)), bus=name != "copy"))
+                    times[name].append((seconds, faults))
+        for name, runs in times.items():
+            seconds, faults = zip(*runs)
+            rows.append(row(size, nbytes, name, float(np.median(seconds)), bus=name != "copy",
+                            faults=int(np.median(faults))))
     mpi_comm.Free()
     return rows
 
 
-def row(size, nbytes, algorithm, seconds, bus=True):
+def row(size, nbytes, algorithm, seconds, bus=True, faults=0):
     algbw = nbytes / seconds / 1e9
     return {"ranks": size, "bytes": nbytes, "algorithm": algorithm, "median_s": seconds,
-            "algbw_GBps": algbw, "busbw_GBps": algbw * 2 * (size - 1) / size if bus else None}
+            "algbw_GBps": algbw, "busbw_GBps": algbw * 2 * (size - 1) / size if bus else None,
+            "page_faults": faults}
 
 
 def table(rows):
     """The rows as text, with the ring/mpi ratio of algbw for each size."""
     header = (f"{'ranks':>5} {'size':>6} {'algorithm':>10} {'median ms':>10} "
-              f"{'algbw GB/s':>11} {'busbw GB/s':>11} {'/ mpi':>6}")
+              f"{'algbw GB/s':>11} {'busbw GB/s':>11} {'/ mpi':>6} {'faults':>7}")
     lines = [header]
     mpi = {(r["ranks"], r["bytes"]): r["median_s"] for r in rows if r["algorithm"] == "mpi"}
     for r in rows:
@@ -125,7 +138,7 @@ def table(rows):
         ratio = f"{ref / r['median_s']:.2f}" if ref and r["algorithm"] != "copy" else ""
         lines.append(f"{r['ranks']:>5} {human(r['bytes']):>6} {r['algorithm']:>10} "
                      f"{r['median_s'] * 1e3:>10.3f} {r['algbw_GBps']:>11.2f} {busbw:>11} "
-                     f"{ratio:>6}")
+                     f"{ratio:>6} {r.get('page_faults', 0):>7}")
     return "\n".join(lines)
 
 
@@ -134,6 +147,8 @@ def write_json(path, rows, library, load_average=None):
            "definitions": {"algbw": "bytes / median time",
                            "busbw": "algbw * 2 (p - 1) / p",
                            "copy": "np.copyto of the same bytes, every rank at once",
+                           "page_faults": "median minor page faults per call, on the rank "
+                                          "with the most",
                            "time": "median over repeats of the slowest rank's time"},
            "rows": rows}
     atomic.write_json(path, doc)
@@ -147,10 +162,11 @@ def mpi_library():
 
 def launch(args, argv):
     """Run this benchmark under mpiexec once per ``--ranks`` count; merge their JSON."""
-    cores = os.cpu_count() or 1
+    cores = allocation.cores()  # this job's, not the machine's
     counts = [p for p in args.ranks if p <= cores]
     for p in sorted(set(args.ranks) - set(counts)):
-        print(f"skipping --ranks {p}: more ranks than the {cores} cores would time the scheduler")
+        print(f"skipping --ranks {p}: more ranks than the {cores} cores given would time the "
+              f"scheduler")
     rows, library, loads = [], None, []
     with tempfile.TemporaryDirectory() as tmp:
         for p in counts:
@@ -210,7 +226,7 @@ def main(argv=None):
         print(f"ranks: {MPI.COMM_WORLD.size}, float32, median of {args.repeat}, "
               f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
               f"load average {load_before:.1f} on {os.cpu_count()} cores")
-        if load_before > (os.cpu_count() or 1):
+        if load_before > (os.cpu_count() or 1):  # the load is the machine's: so is the count
             # Every Sendrecv needs both ranks on a core at once; on a busy machine they wait
             # for the scheduler, and the figures measure that instead of the algorithms.
             print("warning: more runnable processes than cores; rerun on a quiet machine")

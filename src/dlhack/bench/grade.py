@@ -27,6 +27,7 @@ from pathlib import Path
 
 from dlhack.atomic import write_json
 from dlhack.bench.model import blas_info
+from dlhack.jobs import allocation
 
 CHECK_GOAL_S, LAB_GOAL_S = 8.0, 20.0
 
@@ -148,7 +149,7 @@ def main(argv=None):
         return 2
     root = repo_root()
     labs = args.lab or lab_names()
-    print(f"BLAS: {blas_info()}; {os.cpu_count()} cores; sandbox "
+    print(f"BLAS: {blas_info()}; cores given: {allocation.describe()}; sandbox "
           f"{'off (--trusted)' if args.trusted else 'on'}; load average before "
           f"{os.getloadavg()[0]:.2f}", flush=True)
     results = {lab: bench_lab(lab, root, args.repeats, args.trusted) for lab in labs}
@@ -157,7 +158,7 @@ def main(argv=None):
     print(table(results))
     out = Path(args.out)
     write_json(out / "grade.json", {"blas": blas_info(), "args": vars(args), "cores":
-                                    os.cpu_count(), "load_after": load_after, "results": results})
+                                    allocation.cores(), "load_after": load_after, "results": results})
     plot(results, out / "grade.png")
     print(f"\nwrote {out / 'grade.json'} and {out / 'grade.png'}")
     return 0

@@ -14,6 +14,7 @@ from dlhack.figures.collectives import (
     star_and_ring,
 )
 from dlhack.figures.debugging import bleu_shards, gpu_choice, triage
+from dlhack.figures.fonts import use_japanese_font
 from dlhack.figures.pipelines import (
     bucket_starts,
     overlap_steps,
@@ -37,6 +38,7 @@ from dlhack.figures.scaling import (
 )
 from dlhack.figures.syncasync import (
     async_runs,
+    divergence,
     staleness_by_rate,
     staleness_by_source,
     timelines,
@@ -47,9 +49,8 @@ from dlhack.figures.translator import (
     attention,
     nodes_and_ranks,
     sentence_lengths,
-                                        seq2seq,
+    seq2seq,
     training_curves,
-    use_japanese_font,
 )
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "bucket_starts",
     "cost_model",
     "data_parallel",
+    "divergence",
     "gpu_choice",
     "link_model",
     "lr_warmup",

@@ -1,10 +1,11 @@
 """Figures of lesson 2: data parallelism, star and ring, the ring's steps, the cost of a collective."""
 import numpy as np
 
+from dlhack.figures.fonts import pyplot
+
 
 def _box(ax, x, y, w, h, text, color, fontsize=9):
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     ax.add_patch(plt.Rectangle((x, y), w, h, facecolor=color, edgecolor="black", lw=0.8))
     ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=fontsize)
 
@@ -15,7 +16,7 @@ def _arrow(ax, start, end, color="black"):
 
 def data_parallel(p=3):
     """A batch split over ``p`` ranks, each a whole model, gradients averaged (lesson 2)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(9, 4.6))
     colors = plt.cm.Pastel1(np.arange(p))
@@ -43,7 +44,7 @@ def data_parallel(p=3):
 
 def parallelisms():
     """Data parallel (two whole copies) beside model parallel (layers over ranks) (lesson 2)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
     layer_colors = ["#cfe8ff", "#ffe2c6", "#d9f2d0"]
@@ -75,7 +76,7 @@ def parallelisms():
 
 def star_and_ring(p=4):
     """Every message through rank 0 beside a ring where every link is busy at once (lesson 2)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8))
     angles = np.pi / 2 - 2 * np.pi * np.arange(p) / p
@@ -114,7 +115,7 @@ def ring_steps(states):
             contributions rank r's copy of chunk c holds and ``received`` the (rank, chunk)
             pairs that just arrived (outlined in red).
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     p = len(states[0][1])
     _fig, axes = plt.subplots(1, len(states), figsize=(2.3 * len(states), 2.6))
@@ -143,7 +144,7 @@ def cost_model(t_naive, t_ring, alpha, beta):
         t_naive, t_ring: the lesson's formulas, ``f(n, p, alpha, beta)`` in seconds.
         alpha: seconds per message; beta: seconds per byte.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     sizes = np.logspace(3, 9, 61)  # 1 KB .. 1 GB
     _fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
@@ -174,7 +175,7 @@ def allreduce_fit(rows, lines, p):
         lines: algorithm -> (A, B) of its fitted line; ``copy`` is drawn without one.
         p: the rank count of the measurement.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, color in (("naive", "tab:red"), ("ring", "tab:blue"), ("mpi", "tab:green"),

@@ -1,6 +1,8 @@
 """Figures of lesson 6: sorting a failure, choosing a GPU, sharded BLEU, where a step goes."""
 import numpy as np
 
+from dlhack.figures.fonts import pyplot
+
 
 def triage(outcomes):
     """From "the job went wrong" to what each outcome points at (lesson 6).
@@ -8,7 +10,7 @@ def triage(outcomes):
     Args:
         outcomes: (what was seen, where to look) pairs, drawn top to bottom.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(10, 4.6))
     ax.axis("off")
@@ -33,7 +35,7 @@ def gpu_choice(cases):
     Args:
         cases: (title, gpu_of) pairs, where ``gpu_of(rank)`` is the GPU that rank picks.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, axes = plt.subplots(1, len(cases), figsize=(11, 2.6))
     for ax, (title, gpu_of) in zip(axes, cases):
@@ -67,7 +69,7 @@ def bleu_shards(shard_scores, full, n_sentences):
         full: the corpus BLEU of all sentences.
         n_sentences: how many sentences (for the legend).
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(9, 3.4))
     first = min(shard_scores)

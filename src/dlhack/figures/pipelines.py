@@ -1,10 +1,11 @@
 """Figures of lessons 7 and 9: splitting the model, pipelines, and hiding communication."""
 import numpy as np
 
+from dlhack.figures.fonts import pyplot
+
 
 def _box(ax, x, y, w, h, text, color):
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     ax.add_patch(plt.Rectangle((x, y), w, h, color=color, ec="black", lw=0.6))
     ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=9)
 
@@ -17,7 +18,7 @@ def _arrow(ax, x0, y0, x1, y1, text, color):
 
 def split_the_model():
     """Data parallelism (split the batch) beside model parallelism (split the model) (lesson 7)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.6))
     for r in (0, 1):
@@ -58,7 +59,7 @@ def wire_bytes(per_sentence, mean_length, gradient_bytes, measured):
         gradient_bytes: one rank's gradients (data parallel sends these once a step).
         measured: (batch size, bytes both ways) of the steps measured on 2 ranks.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     batch = np.arange(1, 1025)
     _fig, ax = plt.subplots(figsize=(8, 3.6))
@@ -86,7 +87,7 @@ def step_timeline(records, title):
             bytes)), rank 0 (the encoder) first.
         title: the figure's title.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     t0 = min(rec["start"] for rec in records)
     _fig, ax = plt.subplots(figsize=(10, 2.4))
@@ -125,7 +126,7 @@ def _schedule(ax, n_micro, title):
 
 def pipeline_schedules(micro_batches=(1, 4)):
     """Two-stage pipeline schedules: one batch, then the batch in micro-batches (lesson 7)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(len(micro_batches), 1, figsize=(9, 3.6), sharex=True)
     for ax, n_micro in zip(axes, micro_batches):
@@ -142,7 +143,7 @@ def bucket_starts(n_nodes, starts):
         n_nodes: how many function nodes ran backward.
         starts: for each bucket, how many nodes had run backward when its allreduce started.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(10, 2.2))
     ax.plot(range(n_nodes), np.zeros(n_nodes), "|", color="gray", markersize=12,
@@ -162,7 +163,7 @@ def overlap_steps(median, exposed):
         median: run name -> median seconds per step.
         exposed: run name -> median seconds waited after backward.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(8, 3.8))
     names = list(median)
@@ -182,7 +183,7 @@ def staleness_cost(rates, fresh, stale):
         rates: learning rates times the largest curvature.
         fresh, stale: the loss at each rate with fresh and with one-step-stale gradients.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(7, 3.5))
     ax.semilogy(rates, fresh, "o-", label="fresh gradients (synchronous)")

@@ -1,6 +1,8 @@
 """Figures of lessons 3, 5 and 8: speed-up and step breakdowns, large batches, network models."""
 import numpy as np
 
+from dlhack.figures.fonts import pyplot
+
 
 def speedup(one, two, phases):
     """Throughput at 1 and 2 ranks, and where each rank's step goes (lesson 3).
@@ -10,7 +12,7 @@ def speedup(one, two, phases):
             ``sentences_per_sec``, ``profile``).
         phases: the profiler's phases, in order (``dlhack.step_profile.PHASES``).
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     for k, r in ((1, one), (2, two)):
@@ -39,7 +41,7 @@ def speedup(one, two, phases):
 
 def spirals(x, t):
     """The training points of the spiral problem, coloured by arm (lesson 5)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(4, 4))
     ax.scatter(*x.T, c=t, s=4, cmap="brg")
@@ -55,7 +57,7 @@ def lr_warmup(epochs, curves, warmup):
         curves: label -> the rate at each epoch.
         warmup: the warm-up, in epochs (for the title).
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(6, 3))
     for label, rates in curves.items():
@@ -74,7 +76,7 @@ def accuracy_vs_batch(batches, series, epochs):
         series: (label, accuracies, style) per recipe.
         epochs: the epochs every run trained for (for the axis label).
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(7, 4))
     for name, accuracies, style in series:
@@ -96,7 +98,7 @@ def bleu_vs_batch(batches, series, epochs):
         series: (label, BLEU scores, style) per recipe.
         epochs: the epochs every run trained for (for the axis label).
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(7, 4))
     for name, scores, style in series:
@@ -117,7 +119,7 @@ def bleu_curves(runs, title, marks=()):
         title: the figure's title.
         marks: sentences seen at which something changes (drawn as dotted lines).
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(7, 3.8))
     for (name, points), style in zip(runs.items(), ("o-", "s--", "^:", "d-.", "v-", "x--")):
@@ -131,7 +133,7 @@ def bleu_curves(runs, title, marks=()):
 
 def schedules_compared(epochs, decayed_lr, lr, batch, grown_batch):
     """Decaying the rate beside growing the batch: rate and batch by epoch (lesson 5)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3))
     left.step(epochs, decayed_lr, where="post", label="decay the rate")
@@ -155,7 +157,7 @@ def smith_runs(runs):
     Args:
         runs: name -> history, a list of dicts with ``epoch``, ``updates`` and ``loss``.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, (by_epoch, by_update) = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     for (name, history), style in zip(runs.items(), (":", "-", "--")):
@@ -177,7 +179,7 @@ def scaling_report(report, phases):
         report: ``scaling.json``'s results: rank count (a string) -> its result.
         phases: the profiler's phases to stack, in order.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (ax_bar, ax_eff) = plt.subplots(1, 2, figsize=(11, 3.6))
     labels, x = [], 0
@@ -202,7 +204,7 @@ def scaling_report(report, phases):
     plt.show()
 
 
-def link_model(ranks, models, links, predict, here):
+def link_model(ranks, models, links, predict, here, reach=None):
     """Ring allreduce time by rank count on typical links, one panel per model size (lesson 8).
 
     Args:
@@ -211,13 +213,16 @@ def link_model(ranks, models, links, predict, here):
         links: link name -> (alpha in s, bandwidth in bytes/s).
         predict: ``predict(n_bytes, ranks, alpha, beta)`` in seconds.
         here: this machine's measured (alpha, beta), drawn dashed.
+        reach: link name -> the most ranks it joins (NVLink: the GPUs of one node); a link
+            not named reaches every rank count.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
     for ax, (title, n_bytes) in zip(axes, models.items()):
         for name, (alpha, bandwidth) in links.items():
-            ax.plot(ranks, [1000 * predict(n_bytes, k, alpha, 1 / bandwidth) for k in ranks],
+            mine = [k for k in ranks if k <= (reach or {}).get(name, max(ranks))]
+            ax.plot(mine, [1000 * predict(n_bytes, k, alpha, 1 / bandwidth) for k in mine],
                     "o-", ms=3, label=name)
         ax.plot(ranks, [1000 * predict(n_bytes, k, *here) for k in ranks],
                 "k--", label="this machine (measured alpha, beta)")

@@ -1,13 +1,15 @@
 """Figures of lesson 4: parameter server and ring, sync and async timelines, staleness."""
 import numpy as np
 
+from dlhack.figures.fonts import pyplot
+
 COLORS = {"sync": "tab:blue", "async": "tab:orange", "allreduce": "tab:green"}
 STYLES = {"sync": "-", "async": "-", "allreduce": "--"}
 
 
 def topologies(n_workers=4):
     """A parameter server's star beside a ring of peers (lesson 4)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
     angles = np.pi / 2 - 2 * np.pi * np.arange(n_workers) / n_workers
@@ -49,7 +51,7 @@ def timelines(runs, compute, until):
         compute: each worker's time for one gradient.
         until: where the time axis ends.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, axes = plt.subplots(2, 1, figsize=(10, 4.2), sharex=True)
     for ax, synchronous in zip(axes, (True, False)):
@@ -82,7 +84,7 @@ def async_runs(runs, title):
         runs: mode -> the run's result (``curve``, ``updates``, ``staleness``).
         title: the figure's title.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (by_update, by_time, hist) = plt.subplots(1, 3, figsize=(14, 3.8))
     for mode, r in runs.items():
@@ -106,7 +108,7 @@ def async_runs(runs, title):
 
 def staleness_by_source(stale, sources, straggler=1):
     """Stacked histogram of staleness: fast workers' gradients and the straggler's (lesson 4)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(7, 3.2))
     bins = np.arange(stale.max() + 2) - 0.5
@@ -129,7 +131,7 @@ def staleness_by_rate(curves, by_lr, lrs, colors):
         lrs: the learning rates.
         colors: name -> colour.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, (left, right) = plt.subplots(1, 2, figsize=(13, 3.8))
     for name, (used, loss) in curves.items():
@@ -144,5 +146,31 @@ def staleness_by_rate(curves, by_lr, lrs, colors):
     right.set_xticks(lrs, [f"{lr:g}" for lr in lrs])
     right.minorticks_off()
     right.legend(fontsize=8)
+    plt.tight_layout()
+    plt.show()
+
+
+def divergence(curves, colors, lr):
+    """Loss relative to the start, log scale, for runs at one learning rate (lesson 4).
+
+    Args:
+        curves: name -> (gradients used, loss after each update / loss at the start); a
+            diverged run's curve stops where its loss stops being a finite number.
+        colors: name -> colour.
+        lr: the learning rate, for the title.
+    """
+    plt = pyplot()
+
+    _fig, ax = plt.subplots(figsize=(7, 3.6))
+    for name, (used, loss) in curves.items():
+        loss = np.asarray(loss, dtype=np.float64)
+        finite = np.isfinite(loss)
+        end = len(loss) if finite.all() else int(np.argmin(finite))
+        ax.plot(np.asarray(used)[:end], loss[:end], color=colors[name], lw=1,
+                label=name + ("" if finite.all() else " (overflowed)"))
+    ax.axhline(1, color="gray", lw=0.8, ls=":")
+    ax.set(yscale="log", xlabel="gradients used", ylabel="loss / loss at the start",
+           title=f"least squares, learning rate {lr:g}")
+    ax.legend(fontsize=8)
     plt.tight_layout()
     plt.show()

@@ -1,13 +1,12 @@
 """Figures of lessons 0 and 1: ranks on nodes, the translator, its data and its training."""
 import numpy as np
 
-JA_FONTS = ("Noto Sans CJK JP", "Noto Sans JP", "IPAexGothic", "IPAGothic", "TakaoGothic",
-            "Hiragino Sans", "Yu Gothic", "MS Gothic")
+from dlhack.figures.fonts import pyplot
 
 
 def nodes_and_ranks():
     """Two nodes of two GPUs: rank, intra_rank and inter_rank of each process (lesson 0)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.patches import FancyBboxPatch
 
     _fig, ax = plt.subplots(figsize=(9, 3.6))
@@ -32,18 +31,6 @@ def nodes_and_ranks():
     plt.show()
 
 
-def use_japanese_font():
-    """Make matplotlib draw Japanese with the first installed CJK font; its name or None (lesson 1)."""
-    import matplotlib.pyplot as plt
-    from matplotlib import font_manager
-
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    font = next((name for name in JA_FONTS if name in installed), None)
-    if font:
-        plt.rcParams["font.sans-serif"] = [font] + plt.rcParams["font.sans-serif"]
-    return font
-
-
 def ja_labels(tokens, ja_font):
     """Tick labels for Japanese tokens: the tokens, or "ja0", "ja1", ... without a font."""
     return list(tokens) if ja_font else [f"ja{i}" for i in range(len(tokens))]
@@ -58,7 +45,7 @@ def alignment(en, ja, links, ja_font):
         links: (English index, Japanese index) pairs.
         ja_font: a font that draws Japanese, or None (romaji only).
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(10, 2.6))
     ex = np.linspace(0.5, 8.5, len(en))
@@ -79,7 +66,7 @@ def alignment(en, ja, links, ja_font):
 
 def sentence_lengths(sources):
     """Histograms of sentence lengths, one panel per (name, pairs) corpus (lesson 1)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, len(sources), figsize=(5 * len(sources), 3.2), squeeze=False)
     for ax, (name, pairs) in zip(axes[0], sources):
@@ -94,7 +81,7 @@ def sentence_lengths(sources):
 
 def seq2seq():
     """The encoder-decoder with attention, unrolled over a short sentence (lesson 1)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(11, 4.2))
     src = ["tom", "ate", "apples", "."]
@@ -140,7 +127,7 @@ def seq2seq():
 
 def training_curves(log):
     """Train and dev loss, and dev BLEU, per epoch of a training log (lesson 1)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     epochs = [entry["epoch"] for entry in log]
     fig, (ax_loss, ax_bleu) = plt.subplots(1, 2, figsize=(10, 3.4))
@@ -156,7 +143,7 @@ def training_curves(log):
 
 def attention(weights, en, out_tokens, ja_font):
     """The attention weights (output steps, source words) of one translation (lesson 1)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     _fig, ax = plt.subplots(figsize=(0.6 * len(en) + 2, 0.4 * len(out_tokens) + 1.5))
     ax.imshow(weights, cmap="Greens", vmin=0, vmax=1)

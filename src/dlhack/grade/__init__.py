@@ -7,7 +7,7 @@
 
 Modules, in the order a grading goes through them:
 
-- ``plan``      where tests/labs lives; each test's rank counts, points and timeout
+- ``plan``      where graded/ lives; each test's rank counts, points and timeout
 - ``intake``    can the notebook be graded (format 4, a Python kernel), and for which lab
 - ``notebook``  the learner's answer cells (from a file or a live kernel) as one module
 - ``schedule``  grade one submission: a batch per exercise and rank count, side by side on
@@ -30,7 +30,7 @@ Modules, in the order a grading goes through them:
 Starting the ranks, their stack dumps, the kill sweep and how each rank ended are the jobs
 room's (``dlhack.jobs``: ``supervise``, ``stacks``, ``endings``), shared with ``dlhack run``.
 
-How to add a lab: tests/labs/README.md.
+How to add a lab: graded/README.md.
 """
 from dlhack.grade.checkcell import check, export
 from dlhack.grade.schedule import grade, grade_notebook

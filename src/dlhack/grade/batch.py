@@ -38,8 +38,8 @@ Threat model. Submissions are untrusted; learners may attack the grader and each
   id the grader chose; a record that does not is that submission's doing (tampered) and stops
   only that submission. A class graded together gets the grades each would get alone.
 - The grader and later gradings: the project, the environment and the tests are read-only;
-  ``solutions/``, the repository's tests and other submissions are not there; the copied tests
-  and scripts are compared afterwards all the same.
+  ``solutions/``, ``graded/``, the repository's tests and other submissions are not there; the
+  copied tests and scripts are compared afterwards all the same.
 - Its own verdict: no secret is kept in a process that runs learner code. pytest_in_rank.py
   snapshots what the verdict rests on (numpy's comparisons, builtins, pytest, the lab's test
   helpers, its own recorder) and a run where any was replaced is tampered; the recorder's

@@ -12,11 +12,10 @@ the grader refuses, unless ``--trusted`` says the notebook is your own. The lab 
 notebook's ``dlhack.lab`` metadata; a warning says when they disagree. Exit
 status: 0 when every submission got a result (whatever its score, bad notebooks and tampering
 included); 1 when some tests could not run for reasons that are not the learner's (status
-"incomplete": grade again); 2 when the grader cannot grade at all (no tests/labs, an unknown
+"incomplete": grade again); 2 when the grader cannot grade at all (no graded/, an unknown
 --lab, no sandbox).
 """
 import argparse
-import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 from dlhack.grade import classreport, report
 from dlhack.grade.plan import LabError, lab_names
 from dlhack.grade.schedule import Slots, grade_notebook
+from dlhack.jobs import allocation
 
 
 def submissions(paths):
@@ -60,7 +60,8 @@ def main(argv=None):
     parser.add_argument("-m", "--memory", type=int, default=1024, metavar="MB",
                         help="address-space limit of each rank (default: %(default)s)")
     parser.add_argument("-n", "--slots", type=int, default=None, metavar="RANKS",
-                        help="ranks running at once (default: the core count, at least 4)")
+                        help="ranks running at once (default: the cores this job was given, "
+                             "at least 4)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only each score line")
     args = parser.parse_args(argv)
 
@@ -76,8 +77,8 @@ def main(argv=None):
         slots = Slots(args.slots)
         options = {"lab": args.lab, "exercises": args.exercises, "timeout": args.timeout,
                    "memory_mb": args.memory, "slots": slots, "trusted": args.trusted}
-        # Submissions side by side, up to the core count; their runs share one pool of rank slots.
-        with ThreadPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1)) as pool:
+        # Submissions side by side, up to the cores given; their runs share one pool of slots.
+        with ThreadPoolExecutor(max_workers=min(len(paths), allocation.cores())) as pool:
             results = list(pool.map(lambda p: grade_notebook(p, **options), paths))
     except LabError as err:
         print(f"dlhack grade: {err}", file=sys.stderr)

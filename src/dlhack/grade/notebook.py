@@ -3,7 +3,7 @@
 A lab notebook marks each answer cell as an nbgrader ``solution`` cell. The grader takes the code
 of those cells only (never the check cells, the demos or the ``%%writefile`` cells), in notebook
 order, and writes it as ``submission.py``, which the graded tests import through the adapter in
-``tests/labs/conftest.py``. So answer cells must be self-contained: their imports inside them, no
+``graded/conftest.py``. So answer cells must be self-contained: their imports inside them, no
 variables from other cells. Magic lines (``%time``, ``!ls``) are replaced by ``pass``; a cell that
 starts with a cell magic (``%%writefile``) is left out.
 

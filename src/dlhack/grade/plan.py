@@ -1,7 +1,7 @@
 """Where a lab's graded tests live, and what each declares: rank counts, points, timeout.
 
 The graded tests are not installed with the package. They live in the repository, in
-``tests/labs/NAME/test_EXERCISE.py``, found from the package's own path (src layout:
+``graded/NAME/test_EXERCISE.py`` (beside ``labs/`` and ``solutions/``), found from the package's own path (src layout:
 ``src/dlhack/grade/plan.py`` -> the checkout) or from ``DLHACK_ROOT``. A test declares
 
     @pytest.mark.points(2)                              # what passing it is worth (default 1)
@@ -35,17 +35,17 @@ class LabError(Exception):
 
 
 def repo_root():
-    """The checkout holding tests/labs, solutions and labs: ``$DLHACK_ROOT`` or the package's."""
+    """The checkout holding graded/, solutions and labs: ``$DLHACK_ROOT`` or the package's."""
     if os.environ.get(ENV_ROOT):
         return Path(os.environ[ENV_ROOT]).resolve()
     return Path(__file__).resolve().parents[3]
 
 
-def tests_root(root=None):
-    """``ROOT/tests/labs``, or a LabError that says how to point the grader at it."""
-    path = Path(root or repo_root()) / "tests" / "labs"
+def graded_root(root=None):
+    """``ROOT/graded``, or a LabError that says how to point the grader at it."""
+    path = Path(root or repo_root()) / "graded"
     if not (path / "conftest.py").is_file():
-        raise LabError(f"no graded tests at {path} (tests/labs/conftest.py is missing). The graded "
+        raise LabError(f"no graded tests at {path} (graded/conftest.py is missing). The graded "
                        f"tests ship with the repository, not the package: run from a checkout, or "
                        f"set {ENV_ROOT} to one.")
     return path
@@ -53,7 +53,7 @@ def tests_root(root=None):
 
 def lab_names(root=None):
     """The labs that have graded tests, e.g. ``["02_collectives"]``."""
-    base = tests_root(root)
+    base = graded_root(root)
     return sorted(p.name for p in base.iterdir() if p.is_dir() and any(p.glob("test_*.py")))
 
 
@@ -102,8 +102,8 @@ class Plan:
 
 
 def lab_files(lab, root=None):
-    """What a run of ``lab`` needs: tests/labs/*.py (the adapter) and the lab's own folder."""
-    base = tests_root(root)
+    """What a run of ``lab`` needs: graded/*.py (the adapter) and the lab's own folder."""
+    base = graded_root(root)
     if not (base / lab).is_dir():
         raise LabError(f"no graded tests for lab {lab!r} in {base} "
                        f"(labs: {', '.join(lab_names(root))})")

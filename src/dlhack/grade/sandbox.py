@@ -11,8 +11,9 @@ by hand. Inside, mpiexec, every rank and whatever they start run
 - as uid/gid 65534 (nobody) in a user namespace of their own, with no capabilities;
 - without network (only a loopback of their own), in their own IPC and UTS namespaces;
 - in a mount namespace that shows read-only the system (``/usr``, ``/etc`` without its
-  password files, ...), the Python environment and the project, but not ``solutions/``, the
-  repository's ``tests/``, ``.git``, ``mywork/``, nor the folder the submission came from;
+  password files, ...), the Python environment and the project, but not ``solutions/``,
+  ``graded/`` (the labs' tests), ``tests/``, ``.git``, ``mywork/``, nor the folder the
+  submission came from;
   ``/tmp``, ``/dev/shm`` and the working folder are private tmpfs of bounded size; the run's
   own folder of run files and results is the only place on disk it can write.
 
@@ -33,7 +34,7 @@ TMPFS_MB = 128  # each private tmpfs (/tmp, /dev/shm, the working folder)
 # /sys only for reading the CPU topology (hwloc in MPICH), read-only like the rest.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
 MASKED = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
-HIDDEN = ("solutions", "tests", ".git", "mywork", "result")  # in the project: never shown
+HIDDEN = ("solutions", "graded", "tests", ".git", "mywork", "result")  # in the project: never shown
 INSTALL = "apt-get install bubblewrap"
 
 

@@ -11,7 +11,6 @@ first, and a batch is not started when an earlier run already tells how it would
 (``stopearly.py``). The points are added up by ``score.py``; the result is a plain dict (see
 ``report.py`` for its JSON, JUnit and text forms).
 """
-import os
 import shutil
 import tempfile
 import threading
@@ -26,14 +25,22 @@ from dlhack.grade.batch import Job, run_batch
 from dlhack.grade.plan import LabError, lab_names, load_plan
 from dlhack.grade.score import score
 from dlhack.grade.stopearly import stops_after
+from dlhack.jobs import allocation
 from dlhack.jobs.mpiexec import find_mpiexec
+
+MIN_SLOTS = 4  # a lab's biggest test runs 4 ranks however few cores there are: up to 4 at once
+# then adds no oversubscription that the biggest test does not bring anyway
 
 
 class Slots:
-    """At most ``capacity`` ranks running at once, shared by every run that holds this object."""
+    """At most ``capacity`` ranks running at once, shared by every run that holds this object.
+
+    By default the cores this job was given (``jobs.allocation.cores``: the affinity, Slurm's
+    or PBS's CPUs on this node), never the machine's, and at least MIN_SLOTS.
+    """
 
     def __init__(self, capacity=None):
-        self.capacity = capacity or max(os.cpu_count() or 1, 4)
+        self.capacity = capacity or max(allocation.cores(), MIN_SLOTS)
         self._free = self.capacity
         self._cond = threading.Condition()
 

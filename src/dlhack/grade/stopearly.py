@@ -12,7 +12,7 @@ Some runs tell how the runs not yet started would end, so waiting for them only 
   exercise (each would hang too, and cost a timeout or a grace period).
 
 The schedule (schedule.py) applies it across batches, a batch (batch.py) to the tests behind
-one that ended its launch early. The graded tests' adapter (``tests/labs/conftest.py``) runs
+one that ended its launch early. The graded tests' adapter (``graded/conftest.py``) runs
 inside each graded rank and starts its messages with IMPORT_FAILURE and MISSING_ANSWER, which
 the verdict recognises. The adapter loads this file by its path, since importing the dlhack
 package would import Chainer in every rank (about 0.4 s each): so it imports nothing of dlhack.

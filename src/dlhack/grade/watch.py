@@ -14,6 +14,8 @@ import json
 import time
 from pathlib import Path
 
+from dlhack.jobs.clock import WALL_CAP, JobClock
+
 POLL_S = 0.02      # s: how often the result records are looked for
 FAIL_GRACE = 2.0   # s: after one rank fails a test, how long the others get in it
 PASS_GRACE = 5.0   # s: after one passes it; generous: a false "stuck" fails a right answer
@@ -30,6 +32,11 @@ class Watch:
     exit); when the current test (the first unfinished one) finished on some ranks and the
     others are still running FAIL_GRACE (one failed) or PASS_GRACE seconds later: they are
     stuck; or at the current test's timeout.
+
+    These seconds are the launch's ``jobs.clock.JobClock``: time it could run, without the time
+    its processes waited for a core, so that a right answer starved by a crowded machine is not
+    taken for a hang. A test is also over at WALL_CAP times its timeout on the wall, so that a
+    rank that spins forever on a crowded machine ends in bounded time.
     """
 
     def __init__(self, tests, ranks, run_dir, run_id):
@@ -37,6 +44,8 @@ class Watch:
         self.records, self.bad = {}, set()  # (rank, test index) -> record; unverifiable ones
         self.start = time.monotonic()
         self.done_at = {}  # test index -> when the last rank reported it
+        self.clock = JobClock(None)  # until_over's, once the launch runs
+        self.counted_at = {}  # test index -> the clock when the last rank reported it
         self.ended = set()  # ranks whose end record was read
 
     def finished(self, i):
@@ -55,10 +64,11 @@ class Watch:
     def until_over(self, proc, announce):
         """Poll until the launch is over; returns why it was stopped."""
         first_seen, all_reported = {}, None  # test index -> when a rank first reported it
+        self.clock = JobClock(getattr(proc, "pid", None))  # a stand-in without a pid: the wall
         while True:
             exited = proc.poll() is not None
             self.read(announce)
-            now = time.monotonic()
+            now = self.clock.now()
             if exited:
                 return "exited"
             if self.bad:
@@ -76,7 +86,10 @@ class Watch:
                     failed = any(r["outcome"] != "passed" for r in reported)
                     if now - since > (FAIL_GRACE if failed else PASS_GRACE):
                         return "stuck"
-                if now > self.done_at.get(current - 1, self.start) + self.tests[current].timeout:
+                timeout = self.tests[current].timeout
+                wall = time.monotonic() - self.done_at.get(current - 1, self.start)
+                if (now - self.counted_at.get(current - 1, 0.0) > timeout
+                        or wall > WALL_CAP * timeout):
                     return "timeout"
             time.sleep(POLL_S)
 
@@ -87,7 +100,7 @@ class Watch:
             expect = {"size": self.ranks, "nodeid": test.nodeid, "run_id": self.run_id}
             fresh = _read_records(self.run_dir, i, expect, self.records, self.bad, self.ranks)
             if fresh and self.finished(i) and i not in self.done_at:
-                self.done_at[i] = time.monotonic()
+                self.done_at[i], self.counted_at[i] = time.monotonic(), self.clock.now()
                 if announce is not None:
                     announce(i)
         for rank in range(self.ranks):

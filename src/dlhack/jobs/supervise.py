@@ -35,7 +35,7 @@ from collections import namedtuple
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlhack.jobs.mpiexec import mpiexec_command, one_thread_env, without_launcher
+from dlhack.jobs.mpiexec import local_env, mpiexec_command, one_thread_env
 from dlhack.jobs.runfiles import pid_files, read, run_file
 
 WRAPPER = Path(__file__).with_name("rankwrap.py")
@@ -99,8 +99,9 @@ def start(cmd, run_dir, n=None, *, wrapper=WRAPPER, mpiexec=None, cwd=None, env=
         wrapper: the rankwrap.py to run (the grader's private copy).
         mpiexec: the launcher (default: jobs.mpiexec.find_mpiexec).
         cwd: the working directory (default: this process's).
-        env: the environment to start from (default: this process's); an outer launcher's
-            variables are dropped and the job's mark is added.
+        env: the environment to start from (default: this process's); the ranks start on this
+            node whatever allocation it describes (``mpiexec.local_env``: an outer launcher's
+            variables and the scheduler's node list are dropped), and the job's mark is added.
         threads: BLAS threads per rank, or None to keep ``env``'s settings (``dlhack run``
             shows the learner's environment as it is; the grader passes 1).
         limits: ``(address space bytes, CPU seconds, file bytes)`` for every process, or None.
@@ -111,7 +112,7 @@ def start(cmd, run_dir, n=None, *, wrapper=WRAPPER, mpiexec=None, cwd=None, env=
             namespace; ``Job.pids`` maps it back.
     """
     argv = wrap(list(cmd), run_dir, wrapper)
-    env = without_launcher(os.environ if env is None else env)
+    env = local_env(os.environ if env is None else env)
     if n is None:
         env = one_thread_env(env, threads)
     else:

@@ -16,7 +16,7 @@ Two formulations of the same LSTM share one set of parameters (those of ``L.NSte
   On CPU it re-stacks the eight weight matrices at every time step (and keeps each copy for
   backward): slow, and about 13 GB per process at 1024 units.
 
-Both compute the same loss and gradients on the same weights (``tests/test_seq2seq.py``).
+Both compute the same loss and gradients on the same weights (``tests/model/test_seq2seq.py``).
 
 The loss is the mean over sentences of the summed token cross-entropy. With that choice the
 average of N ranks' losses on batches of b sentences equals the loss of one process on the
@@ -163,13 +163,28 @@ class Seq2seq(chainer.Chain):
         B, T, H = features.shape
         return self.W_o(F.dropout(F.reshape(features, (B * T, H)), self.dropout))
 
-    def forward(self, xs, ys):
+    def cross_entropy(self, logits, t):
+        """Each position's loss (B*T,), 0 where the target ``t`` (B*T,) is PAD.
+
+        Softmax cross-entropy over the whole vocabulary. ``dlhack.parallel.tensor_parallel``
+        replaces it (and ``logits``, ``next_ids``): there each rank holds a slice of it.
+        """
+        return F.softmax_cross_entropy(logits, t, reduce="no", ignore_label=PAD)
+
+    def next_ids(self, features):
+        """Greedy choice: features (B, 1, H) -> the id of the highest logit (B,) int32."""
+        return self.xp.argmax(self.logits(features).array, axis=1).astype(np.int32)
+
+    def forward(self, xs, ys, normalizer=None):
         """Loss: mean over sentences of the summed token cross-entropy.
 
         Args:
             xs: list of source id arrays (no BOS/EOS).
             ys: list of target id arrays (no BOS/EOS); the decoder reads ``<s> y`` and
                 predicts ``y <eos>``.
+            normalizer: divide the summed loss by this instead of ``len(xs)``: ranks that
+                share a global batch by tokens (``BalancedIterator``) each divide by its
+                sentence count over the number of ranks, so their mean is its loss.
         """
         xp = self.xp
         hy, cy, enc, mask = self.encode(xs)
@@ -179,9 +194,8 @@ class Seq2seq(chainer.Chain):
         ey = self.embed_y(pad(ys_in, xp).T)  # (T, B, H)
         _, _, dec = self._run(self.decoder, hy, cy, ey, [len(y) for y in ys_in])
         logits = self.logits(self.output_features(dec, enc, mask))
-        token_loss = F.softmax_cross_entropy(logits, ys_out.reshape(-1), reduce="no",
-                                             ignore_label=PAD)
-        loss = F.sum(token_loss) / len(xs)
+        token_loss = self.cross_entropy(logits, ys_out.reshape(-1))
+        loss = F.sum(token_loss) / (normalizer or len(xs))
         n_tokens = int((ys_out != PAD).sum())
         chainer.report({"loss": loss, "perp": F.exp(F.sum(token_loss) / n_tokens)}, self)
         return loss
@@ -215,7 +229,7 @@ class Seq2seq(chainer.Chain):
             for _ in range(max_length):
                 out, h, c = self.decode_step(y, h, c)
                 features = self.output_features(out[:, None, :], enc, mask)  # (B, 1, H)
-                y = xp.argmax(self.logits(features).array, axis=1).astype(np.int32)
+                y = self.next_ids(features)
                 result.append(chainer.backend.CpuDevice().send(y))
                 if (np.stack(result) == EOS).any(axis=0).all():
                     break
@@ -227,6 +241,10 @@ class Seq2seq(chainer.Chain):
 
 
 def convert(batch, device=None):
-    """Converter for Chainer iterators: a list of (src, tgt) id-array pairs -> model kwargs."""
+    """Converter for Chainer iterators: a list of (src, tgt) id-array pairs -> model kwargs
+    (and the batch's ``normalizer``, when it has one: ``dlhack.corpus.batching.Batch``)."""
     to = (lambda a: a) if device is None else chainer.get_device(device).send
-    return {"xs": [to(x) for x, _ in batch], "ys": [to(y) for _, y in batch]}
+    kwargs = {"xs": [to(x) for x, _ in batch], "ys": [to(y) for _, y in batch]}
+    if getattr(batch, "normalizer", None) is not None:
+        kwargs["normalizer"] = batch.normalizer
+    return kwargs

@@ -27,6 +27,8 @@ and bytes):
 - ``schedules``            lesson 5: learning-rate and batch-size schedules for large batches
 - ``p2p``                  lesson 7: send/recv of variables whose gradients flow back
 - ``model_parallel``       lesson 7: the translator split over two ranks, encoder and decoder
+- ``tensor_parallel``      lesson 7: one layer split over ranks, the output layer by vocabulary
+- ``counting``             lesson 7: a communicator wrapper that counts messages and bytes
 - ``overlap``              lesson 9: the overlapped path's hook and its ``Bucket``s, allreduced
                            while backward runs (``overlap=True``)
 - ``slowlink``             lesson 9: a communicator whose allreduce takes alpha + n beta

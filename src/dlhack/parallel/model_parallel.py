@@ -36,7 +36,7 @@ per rank with the ring, whatever ``B`` and ``S`` (``gradient_bytes``; ``main`` p
 
 ``ModelParallelSeq2seq`` is ``dlhack.model.seq2seq.Seq2seq`` with the other rank's links deleted: the
 parameter names stay the same, so the same weights can be loaded into both (``copy_weights``)
-and every loss and gradient compared (tests/test_model_parallel.py).
+and every loss and gradient compared (tests/parallel/test_model_parallel.py).
 """
 import argparse
 import time

@@ -2,36 +2,28 @@
 
     mpiexec -n 3 python -m dlhack.parallel.paramserver --modes sync async allreduce --json ps.json
     mpiexec -n 3 python -m dlhack.parallel.paramserver --straggler 1 --delay 0.02 --seconds 2 --steps 10000
+    mpiexec -n 5 python -m dlhack.parallel.paramserver --kind least_squares --lr 1 --modes sync async
 
 Parameter server (パラメータサーバ): rank 0 holds the parameters, a flat float32 vector; ranks
 1..size-1 are workers. A worker computes a gradient on a minibatch of its shard, pushes it to the
 server (``Send``, tag ``GRAD``) and pulls the parameters back (``Recv``, tag ``PARAMS``); after its
 last step it sends ``DONE``. The server stops when every worker has said done, so nothing hangs.
 
-- synchronous (同期更新): the server waits for a gradient from every worker, applies their mean
-  once, and sends everyone the same new parameters. One update per round; nobody is ever stale.
-- asynchronous (非同期更新): the server takes gradients in arrival order (``Probe`` with
-  ``ANY_SOURCE``), applies each at once and replies with the current parameters. A gradient's
-  *staleness* (古さ) is the number of updates the server made since that worker pulled the
-  parameters it used; the server knows it, since it remembers which version it sent to whom.
-- allreduce (peer to peer): no server; every rank averages the gradients with ``Allreduce`` and
-  applies the same update. With the same workers, data and seed it computes what synchronous
-  PS does (the tests check it), without the server's bottleneck.
+Modes (lesson 4 explains them): synchronous (同期更新, one mean of every worker's gradient per
+round), asynchronous (非同期更新, each gradient applied on arrival, ``Probe`` with ``ANY_SOURCE``;
+its staleness, 古さ, is counted by the server) and allreduce (peer to peer, no server; the same
+result as synchronous PS from the same workers, data and seed).
 
 Cost, for ``n`` float32 parameters (``4 n`` bytes) and ``p`` ranks, so ``p - 1`` workers:
 
 - a worker, per step: 2 messages of ``n`` elements, its gradient up and the parameters down
   (``8 n`` bytes through its link), then one empty ``DONE`` message at the end;
-- the server, per synchronous round: ``2 (p - 1)`` messages, ``8 (p - 1) n`` bytes, one after
-  the other through its one link: ``p - 1`` times a worker's load, the bottleneck that grows
-  with ``p`` (the naive allreduce's shape, ``allreduce_naive``). Asynchronous: 2 messages of
-  ``n`` per gradient, for the gradients of all ``p - 1`` workers: the same ``p - 1`` times;
+- the server, per round (sync) or per ``p - 1`` gradients (async): ``2 (p - 1)`` messages,
+  ``8 (p - 1) n`` bytes through its one link, the bottleneck that grows with ``p``;
 - allreduce, per step: one ``Allreduce`` of ``n`` elements on every rank, about
-  ``2 (p - 1) / p * 4 n`` bytes sent per rank with a ring-like algorithm, no rank busier than
-  another (plus, with a time budget, one small ``bcast`` from rank 0 saying whether to stop).
+  ``2 (p - 1) / p * 4 n`` bytes sent per rank, no rank busier than another.
 
-The problem (logistic regression on data made from a seed) and the serial reference live in
-``paramserver_problem``; their names are re-exported here. Lesson 04 runs this.
+The problems and the one-process references are ``paramserver_problem``'s (re-exported here).
 """
 import argparse
 import json
@@ -41,21 +33,23 @@ import numpy as np
 from mpi4py import MPI
 
 from dlhack.parallel.paramserver_problem import (
+    KINDS,
     Problem,
     gradient,
     loss,
     make_grad_fn,
     make_problem,
     serial_reference,
+    stale_reference,
 )
 
 GRAD, PARAMS, DONE = 1, 2, 3  # message tags
 SERVER = 0
 
-__all__ = [  # what this module defines, and the problem's names it re-exports
-    "DONE", "GRAD", "PARAMS", "SERVER", "Problem", "allreduce_train", "async_server", "compare",
-    "gradient", "loss", "main", "make_grad_fn", "make_problem", "serial_reference",
-    "sync_server", "train", "worker_loop"]
+__all__ = ["DONE", "GRAD", "KINDS", "PARAMS", "SERVER", "Problem", "allreduce_train",  # and the
+           "async_server", "compare", "gradient", "loss", "main", "make_grad_fn",  # problem's
+           "make_problem", "serial_reference", "stale_reference", "sync_server", "train",
+           "worker_loop"]
 
 
 def worker_loop(comm, params, grad_fn, n_steps, delay=0.0, deadline=None, server=SERVER):
@@ -171,8 +165,9 @@ def allreduce_train(comm, params, grad_fn, n_steps, lr, on_update=None, deadline
 
 
 def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.1, seed=0, straggler=None,
-          delay=0.0, seconds=None, n_samples=2048, n_features=16):
-    """Train logistic regression in ``mode`` ("sync", "async" or "allreduce") on ``comm``.
+          delay=0.0, seconds=None, n_samples=2048, n_features=16, kind="logistic"):
+    """Train ``make_problem(seed, n_samples, n_features, kind)`` on ``comm``, in ``mode``:
+    "sync", "async" or "allreduce".
 
     Args:
         comm: every rank of it takes part; in PS modes rank 0 serves and the others work.
@@ -192,7 +187,7 @@ def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.1, seed=0, straggle
     if ps and size < 2:
         raise ValueError(f"mode {mode!r} needs a server and at least one worker: run >= 2 ranks")
     n_workers = size - 1 if ps else size
-    problem = make_problem(seed, n_samples, n_features)
+    problem = make_problem(seed, n_samples, n_features, kind)
     params = np.zeros(problem.n_params, np.float32)
     curve = {"update": [], "time": [], "loss": []}
     comm.Barrier()
@@ -202,12 +197,13 @@ def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.1, seed=0, straggle
     def record(p):  # called on rank 0 after each update
         curve["update"].append(len(curve["update"]) + 1)
         curve["time"].append(time.perf_counter() - start)
-        curve["loss"].append(loss(p, problem.X, problem.y))
+        curve["loss"].append(loss(p, problem.X, problem.y, kind))
 
     staleness, sources, steps = [], [], 0
     if ps and rank == SERVER:
         serve = sync_server if mode == "sync" else async_server
-        staleness, sources = serve(comm, params, n_workers, lr, on_update=record)
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run overflows: let it
+            staleness, sources = serve(comm, params, n_workers, lr, on_update=record)
     else:
         worker = rank - 1 if ps else rank
         grad_fn = make_grad_fn(problem, worker, n_workers, batchsize, seed)
@@ -222,10 +218,16 @@ def train(comm, mode="sync", n_steps=100, batchsize=32, lr=0.1, seed=0, straggle
     counts = comm.gather((steps, seconds), root=0)
     if rank != 0:
         return {"steps": steps}
+    settings = {"mode": mode, "n_workers": n_workers, "n_steps": n_steps, "batchsize": batchsize,
+                "lr": lr, "straggler": straggler, "delay": delay}
+    return {**settings, **_outcome(curve, staleness, sources, counts, params, seconds,
+                                   applied=len(staleness) if ps else steps * size)}
+
+
+def _outcome(curve, staleness, sources, counts, params, seconds, applied):
+    """What rank 0 reports of a run, besides its settings (see ``train``'s Returns)."""
     return {
-        "mode": mode, "n_workers": n_workers, "n_steps": n_steps, "batchsize": batchsize,
-        "lr": lr, "straggler": straggler, "delay": delay,
-        "updates": len(curve["update"]), "applied": len(staleness) if ps else steps * size,
+        "updates": len(curve["update"]), "applied": applied,
         "pushed": sum(s for s, _ in counts), "curve": curve, "staleness": staleness,
         "sources": sources, "staleness_hist": np.bincount(staleness).tolist() if staleness else [],
         "worker_seconds": {r: t for r, (s, t) in enumerate(counts) if s},
@@ -267,6 +269,7 @@ def main(argv=None):
     p.add_argument("-b", "--batchsize", type=int, default=32, help="examples per gradient")
     p.add_argument("--lr", type=float, default=0.1, help="learning rate (plain SGD)")
     p.add_argument("-s", "--seed", type=int, default=0)
+    p.add_argument("-k", "--kind", choices=KINDS, default="logistic", help="the problem trained")
     p.add_argument("--straggler", type=int, default=None, help="rank to slow down on purpose")
     p.add_argument("--delay", type=float, default=0.02, help="the straggler's sleep per step (s)")
     p.add_argument("-t", "--seconds", type=float, default=None,
@@ -276,13 +279,13 @@ def main(argv=None):
     comm = MPI.COMM_WORLD
     results = compare(comm, args.modes, n_steps=args.steps, batchsize=args.batchsize,
                       lr=args.lr, seed=args.seed, straggler=args.straggler, delay=args.delay,
-                      seconds=args.seconds)
+                      seconds=args.seconds, kind=args.kind)
     if comm.rank == 0:  # only rank 0 prints and writes
         for mode, r in results.items():
             hist = " ".join(f"{s}:{c}" for s, c in enumerate(r["staleness_hist"]) if c)
             print(f"{mode:>9}: {r['n_workers']} workers, {r['updates']} updates, "
                   f"{r['applied']} gradients applied of {r['pushed']} pushed, "
-                  f"{r['seconds']:.2f} s, final loss {r['final_loss']:.4f}"
+                  f"{r['seconds']:.2f} s, final loss {r['final_loss']:.4g}"
                   + (f", staleness {hist}" if hist else ""))
         if args.json:
             with open(args.json, "w") as f:

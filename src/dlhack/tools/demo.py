@@ -12,6 +12,7 @@
 Results go to ``OUT/metrics.json`` (with the speed-up added) and ``OUT/training.png``.
 """
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from dlhack.atomic import write_json
 from dlhack.jobs.mpiexec import mpiexec_command
-from dlhack.train import TrainConfig
+from dlhack.train import TrainConfig, add_flag
 
 
 def run_train(ranks, args, quiet=False):
@@ -38,17 +39,23 @@ def probe(ranks, out, epochs, batchsize):
     return json.loads(path.read_text())["sentences_per_sec"]
 
 
+def build_parser():
+    """``dlhack demo``'s flags: its own, and train's ``--epochs`` and ``--batchsize`` as
+    ``TrainConfig`` declares them (flags, default, help), so they are written once."""
+    parser = argparse.ArgumentParser(prog="dlhack demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-n", "--ranks", type=int, default=2, help="ranks for the training run")
+    parser.add_argument("-o", "--out", default="result/demo", help="folder for the results")
+    fields = {field.name: field for field in dataclasses.fields(TrainConfig)}
+    for name in ("epochs", "batchsize"):
+        add_flag(parser, fields[name])
+    parser.add_argument("--probe-epochs", type=float, default=1,
+                        help="epochs in each throughput probe (0: skip the probe)")
+    return parser
+
+
 def main(argv=None):
-    d = TrainConfig()
-    p = argparse.ArgumentParser(prog="dlhack demo", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-n", "--ranks", type=int, default=2, help="ranks for the training run")
-    p.add_argument("-o", "--out", default="result/demo")
-    p.add_argument("-e", "--epochs", type=float, default=d.epochs)
-    p.add_argument("-b", "--batchsize", type=int, default=d.batchsize, help="per rank")
-    p.add_argument("--probe-epochs", type=float, default=1,
-                   help="epochs in each throughput probe (0: skip the probe)")
-    args = p.parse_args(argv)
+    args = build_parser().parse_args(argv)
     out = Path(args.out)
 
     speeds = {}

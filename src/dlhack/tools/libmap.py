@@ -18,7 +18,7 @@ BEGIN = "<!-- library map: made by `python -m dlhack.tools.libmap --write`; do n
 END = "<!-- end of library map -->"
 # The learner's reading path first, then the machinery; a room is a folder or "" (top level).
 ROOMS = ["corpus", "model", "", "parallel", "figures", "jobs", "tools", "grade", "bench"]
-TOP_ORDER = ["bleu", "evaluation", "train", "profile", "report", "atomic", "snapshot",
+TOP_ORDER = ["bleu", "evaluation", "train", "step_profile", "report", "atomic", "snapshot",
              "translate", "cli"]
 
 

@@ -1,38 +1,50 @@
-"""Render the lessons: run each one at full size and keep its outputs, stamped with the machine.
+"""Render the lessons: run each one at full size from a clean checkout and keep its outputs.
 
     python -m dlhack.tools.render                       # every lesson (what `make lessons` runs)
     python -m dlhack.tools.render 09                    # one lesson, by number, name or path
     python -m dlhack.tools.render --check               # exit 1 if a lesson's outputs are stale
 
-A lesson is read more often than it is run, so it is committed with its outputs. Each lesson runs
-top to bottom with nbclient in the course's ``dlhack`` kernel, from ``lessons/`` as a learner's
-JupyterLab would run it, at full size (``DLHACK_SMALL`` unset) with one BLAS thread per process.
-The notebook is written back in place with its outputs, and stamped:
+A lesson is read more often than it is run, so it is committed with its outputs, and a render
+must be traceable to the code that made them. So the lessons run from a clean checkout of the
+last commit (``git archive HEAD`` into a temporary folder, with that checkout's ``src/`` first on
+``PYTHONPATH``), never from the working tree: uncommitted changes cannot leak into a render, and
+the checkout has no ``../shared`` beside it, so a lesson finds only what a learner's copy finds.
+A lesson with uncommitted changes of its own is refused (its outputs would be written over
+them). Each runs top to bottom with nbclient in the course's ``dlhack`` kernel, at full size
+(``DLHACK_SMALL`` unset), one BLAS thread per process, and is written back into ``lessons/``:
 
 - ``metadata["dlhack"]["rendered"]``: the machine (CPU, cores, OS, Python, numpy, Chainer, BLAS),
-  the load average before and after, the date, the duration, the git commit, and a sha256 of
-  each code cell's source in order, so that ``--check`` (and ``tests/test_rendered.py``) can tell
-  when a cell changed after its outputs were made;
+  the load average before and after, the date, the duration, the commit that was rendered, the
+  seconds each section took (``sections``, what the mentors' guides quote), and a sha256 of each
+  code cell's source in order, so that ``--check`` can tell when a cell changed after rendering;
 - a markdown cell at the top (tag ``rendered-stamp``) that says the same to a reader.
 
-Progress bars' carriage-return redraws are collapsed to what a terminal finally shows, and
-nbclient's timing metadata is not recorded, so a re-render changes only what really changed.
+Outputs are cleaned as ``dlhack.tools.outputs`` describes (progress bars as JupyterLab shows
+them, no escape codes, no timing metadata), so a re-render changes only what really changed.
+Cost: the lessons' own run time, plus a copy of the repository's tracked files.
 """
 import argparse
 import datetime
 import hashlib
 import os
-import platform
-import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+
+from dlhack.jobs.mpiexec import one_thread_env
+from dlhack.tools import outputs
+from dlhack.tools.outputs import clean, collapse  # noqa: F401  (the names tests and docs use)
+from dlhack.tools.renderstamp import describe, machine, sections
 
 ROOT = Path(__file__).resolve().parents[3]
 LESSONS = ROOT / "lessons"
 KERNEL = "dlhack"
 STAMP_TAG = "rendered-stamp"
+FORMAT = 2  # 2: rendered from a clean checkout, commit named, section times recorded
 CELL_TIMEOUT = 3600  # seconds for one cell; a whole lesson has no limit of its own
 
 
@@ -69,81 +81,91 @@ def problems(nb, name):
     return out
 
 
-def _cpu_model():
+def git(*args):
+    """The stripped standard output of ``git ARGS`` in the repository."""
+    done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def uncommitted(path):
+    """Whether ``path`` differs from its committed version (or is not committed at all)."""
+    rel = path.relative_to(ROOT).as_posix()
+    known = subprocess.run(["git", "cat-file", "-e", f"HEAD:{rel}"], cwd=ROOT,
+                           capture_output=True, check=False).returncode == 0
+    changed = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", rel], cwd=ROOT,
+                             check=False).returncode != 0
+    return not known or changed
+
+
+@contextmanager
+def clean_checkout():
+    """``(commit, folder)``: the tracked files of HEAD, unpacked in a temporary folder."""
+    commit = git("rev-parse", "HEAD")
+    parent = Path(tempfile.mkdtemp(prefix="dlhack-render-"))
+    folder = parent / "dlhack"
+    folder.mkdir()
     try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return platform.processor() or platform.machine()
-    found = re.search(r"^model name\s*:\s*(.+)$", text, flags=re.MULTILINE)
-    return found.group(1).strip() if found else platform.machine()
+        archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=ROOT,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+        yield commit, folder
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
 
 
-def _blas():
-    try:
-        import numpy  # noqa: F401  (loads the BLAS that threadpoolctl then finds)
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return None
-    for pool in threadpool_info():
-        if pool.get("user_api") == "blas":
-            return f"{pool.get('internal_api')} {pool.get('version')} ({pool.get('architecture')})"
-    return None
+def kernel_environment(checkout):
+    """The environment every process of a render inherits: the checkout's code, full size."""
+    os.environ.pop("DLHACK_SMALL", None)
+    os.environ.update(one_thread_env(PYDEVD_DISABLE_FILE_VALIDATION="1"))
+    # before the editable install's path: the kernel, `!dlhack` and every rank import this copy
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(checkout / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
+    found = subprocess.run([sys.executable, "-c", "import dlhack; print(dlhack.__file__)"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    if not Path(found).resolve().is_relative_to(checkout.resolve()):
+        raise RuntimeError(f"the render would import dlhack from {found}, not the checkout")
 
 
-def _version(package):
-    from importlib.metadata import PackageNotFoundError, version
+def run(nb, folder):
+    """Execute ``nb`` in ``folder``; the seconds each code cell took, by cell index."""
+    from nbclient import NotebookClient
 
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None
+    started, seconds = {}, {}
 
+    def on_start(cell, cell_index, **_):
+        started[cell_index] = time.perf_counter()
 
-def _git_commit():
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
-                              check=False).stdout.strip()
+    def on_executed(cell, cell_index, **_):
+        seconds[cell_index] = time.perf_counter() - started.pop(cell_index, time.perf_counter())
 
-    commit = git("rev-parse", "--short", "HEAD")
-    # the lessons this render is writing do not count: only what could change their outputs
-    dirty = git("status", "--porcelain", "--", ".", ":(exclude)lessons/*.ipynb")
-    return commit + (" (with uncommitted changes)" if dirty else "")
+    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name=KERNEL, allow_errors=False,
+                   record_timing=False, on_cell_start=on_start, on_cell_executed=on_executed,
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return seconds
 
 
-def machine():
-    """What ran the notebook, as a dict (no hostname)."""
-    return {"cpu": _cpu_model(), "cores": os.cpu_count(),
-            "os": f"{platform.system()} {platform.release()} {platform.machine()}",
-            "python": platform.python_version(), "numpy": _version("numpy"),
-            "chainer": _version("chainer"), "blas": _blas()}
+def render(path, checkout, commit):
+    """Run the committed lesson ``path`` in ``checkout``; write it back with outputs and stamp."""
+    import nbformat
 
-
-def describe(stamp):
-    """The one line a reader sees at the top of a rendered lesson."""
-    m = stamp["machine"]
-    load = stamp["load_before"], stamp["load_after"]
-    return (f"*Outputs rendered at full size on {m['cores']} cores of {m['cpu']} "
-            f"({m['os']}; Python {m['python']}, numpy {m['numpy']}, Chainer {m['chainer']}, "
-            f"{m['blas']}), {stamp['date']}, in {stamp['seconds'] / 60:.1f} min "
-            f"(load average {load[0]:.1f} before, {load[1]:.1f} after; commit {stamp['commit']}). "
-            f"Your own run will differ in its timings. Re-render with `make lessons`.*")
-
-
-def collapse(text):
-    """What a terminal finally shows of ``text``: each line from its last carriage return on."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    return "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines)
-
-
-def clean(nb):
-    """Drop what makes diffs noisy: carriage-return redraws and per-cell timing metadata."""
-    for cell in nb["cells"]:
-        cell.get("metadata", {}).pop("execution", None)
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream":
-                out["text"] = collapse(out["text"] if isinstance(out["text"], str)
-                                       else "".join(out["text"]))
-    return nb
+    copy = checkout / path.relative_to(ROOT)
+    nb = nbformat.read(copy, as_version=4)
+    load_before = os.getloadavg()[0]
+    start = time.perf_counter()
+    cell_seconds = run(nb, copy.parent)
+    seconds = time.perf_counter() - start
+    clean(nb)
+    leaks = [p for p in outputs.problems(nb, path.stem) if "outside the repository" in p]
+    if leaks:
+        raise RuntimeError("; ".join(leaks))
+    stamp = {"format": FORMAT, "machine": machine(), "date": datetime.date.today().isoformat(),
+             "seconds": round(seconds, 1), "load_before": round(load_before, 2),
+             "load_after": round(os.getloadavg()[0], 2), "commit": commit,
+             "sections": sections(nb, cell_seconds), "digests": digests(nb)}
+    nb["metadata"].setdefault("dlhack", {})["rendered"] = stamp
+    stamp_cell(nb, describe(stamp))
+    nbformat.write(nb, path)
+    return seconds
 
 
 def stamp_cell(nb, text):
@@ -158,33 +180,9 @@ def stamp_cell(nb, text):
     nb["cells"].insert(0, cell)
 
 
-def render(path):
-    """Run notebook ``path`` at full size, write it back with its outputs and stamp; seconds."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    for name in ("DLHACK_SMALL",):
-        os.environ.pop(name, None)
-    os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                      PYDEVD_DISABLE_FILE_VALIDATION="1")
-    nb = nbformat.read(path, as_version=4)
-    load_before = os.getloadavg()[0]
-    start = time.perf_counter()
-    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name=KERNEL, allow_errors=False,
-                   record_timing=False, resources={"metadata": {"path": str(path.parent)}}).execute()
-    seconds = time.perf_counter() - start
-    stamp = {"machine": machine(), "date": datetime.date.today().isoformat(),
-             "seconds": round(seconds, 1), "load_before": round(load_before, 2),
-             "load_after": round(os.getloadavg()[0], 2), "commit": _git_commit(),
-             "digests": digests(nb)}
-    nb["metadata"].setdefault("dlhack", {})["rendered"] = stamp
-    stamp_cell(nb, describe(stamp))
-    nbformat.write(clean(nb), path)
-    return seconds
-
-
 def find(names):
-    """The lesson notebooks named by number (``09``), stem, file name or path; all by default."""
+    """The lesson notebooks named by number (``09``), stem, file name or path, each once; all by
+    default."""
     every = sorted(LESSONS.glob("*.ipynb"))
     if not names:
         return every
@@ -199,7 +197,31 @@ def find(names):
             raise SystemExit(f"render: {name!r} names {len(match)} lessons; "
                              f"give one of {[p.stem for p in every]}")
         found += match
-    return found
+    return list(dict.fromkeys(found))  # a lesson named twice is rendered once
+
+
+def render_all(paths):
+    """Render ``paths`` from one clean checkout of HEAD; the names of those that failed."""
+    refused = [p for p in paths if not p.is_relative_to(LESSONS) or uncommitted(p)]
+    for path in refused:
+        print(f"refused {path.name}: a render runs the committed lesson and writes over it; "
+              "commit it first", flush=True)
+    failed = [p.name for p in refused]
+    with clean_checkout() as (commit, checkout):
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        print(f"rendering commit {commit[:12]} from a clean checkout"
+              + (" (uncommitted changes in this tree are not in the render)" if dirty else ""))
+        kernel_environment(checkout)
+        for path in [p for p in paths if p not in refused]:
+            print(f"rendering {path.name} at full size ...", flush=True)
+            try:
+                seconds = render(path, checkout, commit)
+            except Exception as error:  # noqa: BLE001  (report it, go on with the next lesson)
+                print(f"  FAILED: {type(error).__name__}: {str(error)[-3000:]}", flush=True)
+                failed.append(path.name)
+                continue
+            print(f"  {path.name}: {seconds:.0f} s ({seconds / 60:.1f} min)", flush=True)
+    return failed
 
 
 def main(argv=None):
@@ -219,18 +241,9 @@ def main(argv=None):
                                                         path.stem)]
         print("\n".join(found) or f"{len(paths)} lesson(s) rendered and current")
         return 1 if found else 0
-    failed = []
-    for path in paths:
-        print(f"rendering {path.name} at full size ...", flush=True)
-        try:
-            seconds = render(path)
-        except Exception as error:  # noqa: BLE001  (report it, go on with the next lesson)
-            print(f"  FAILED: {type(error).__name__}: {str(error)[-3000:]}", flush=True)
-            failed.append(path.name)
-            continue
-        print(f"  {path.name}: {seconds:.0f} s ({seconds / 60:.1f} min)", flush=True)
+    failed = render_all(paths)
     if failed:
-        print("failed (left as they were):", ", ".join(failed))
+        print("failed or refused (left as they were):", ", ".join(failed))
     return 1 if failed else 0
 
 

@@ -1,0 +1,195 @@
+"""The translator with its training step fused: the fast sibling of ``Seq2seq`` (read that
+one first; lessons show it).
+
+    model = FusedSeq2seq(n_src_vocab, n_tgt_vocab, n_units=256, n_layers=3)
+    optimizer = PackedAdam(); optimizer.setup(model)       # dlhack.model.packed_adam
+
+The same parameters, loss and gradients as ``Seq2seq`` (``tests/model/test_fused.py`` checks
+them on the same weights); only the training step is computed differently:
+
+- batches are packed (``dlhack.model.packing``): sentences sorted longest first, time-major,
+  no padding, so no product, gate or softmax is ever computed on a padding position;
+- each LSTM layer is one function with its own backward (``dlhack.model.fused_lstm``): input
+  projection, recurrence, dropout of its input and the final states, one node per layer;
+- the output layer and the softmax cross-entropy over the vocabulary are one function
+  (``OutputLoss``): the logits turn into probabilities in place, kept for backward, and the
+  dropout of the features is a mask applied inside;
+- embeddings are a row gather whose backward adds rows with ``add.at`` (Chainer's
+  ``EmbedIDGrad`` loops in Python over every token on a CPU). With attention, the packed
+  outputs are gathered into padded (B, T, H) arrays for it, and its features back.
+
+Dropout masks are float32, drawn from a generator seeded from numpy's global one when the model
+is made (so ``np.random.seed`` before the model still fixes a run), not from Chainer's float64
+draws: with dropout the two siblings see different masks, without it the same numbers.
+Translation (``translate``) is the readable model's, unchanged. Making one tells glibc to keep
+freed memory for reuse (``dlhack.model.heap``): the process's own allocator, for good.
+"""
+import chainer
+import chainer.functions as F
+import numpy as np
+from chainer import backend
+
+from dlhack.model.fused_lstm import lstm_layer
+from dlhack.model.heap import keep_freed_memory
+from dlhack.model.packing import Packing
+from dlhack.model.seq2seq import _H_GATES, _X_GATES, BOS, EOS, PAD, Seq2seq, _stack_gates
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` (into ``out``). Every matrix product here goes through this name, so that
+    ``dlhack.bench.flops.GemmMeter`` can count and time them."""
+    return backend.get_array_module(a).matmul(a, b, out=out)
+
+
+class GatherRows(chainer.FunctionNode):
+    """``out[j] = x[index[j]]``, zeros where ``index[j] == -1``; backward adds rows back."""
+
+    def __init__(self, index):
+        self.index = index  # (M,) ints on x's device
+
+    def forward(self, inputs):
+        x, = inputs
+        xp = backend.get_array_module(x)
+        self.n_rows, self.valid = len(x), self.index >= 0
+        out = x[xp.where(self.valid, self.index, 0)]
+        out[~self.valid] = 0
+        return out,
+
+    def backward(self, indexes, grad_outputs):
+        gy = grad_outputs[0].array
+        xp = backend.get_array_module(gy)
+        gx = xp.zeros((self.n_rows,) + gy.shape[1:], gy.dtype)
+        index, rows = self.index[self.valid], gy[self.valid]
+        if xp is np:
+            np.add.at(gx, index, rows)
+        else:
+            import cupyx
+            cupyx.scatter_add(gx, index, rows)
+        return chainer.Variable(gx),
+
+
+def gather_rows(x, index):
+    """Rows ``x[index]`` (zeros for -1) as a differentiable function."""
+    return GatherRows(index).apply((x,))[0]
+
+
+class OutputLoss(chainer.FunctionNode):
+    """Inputs features (N, H), W (V, H), b (V,); output the summed cross-entropy of the
+    targets (N,) over ``normalizer`` (padding, ``PAD``, ignored)."""
+
+    def __init__(self, targets, normalizer, mask=None):
+        self.targets, self.normalizer, self.mask = targets, normalizer, mask
+
+    def forward(self, inputs):
+        x, W, b = inputs
+        xp = backend.get_array_module(x)
+        if self.mask is not None:
+            x = x * self.mask
+        p = matmul(x, W.T)  # (N, V) logits, then probabilities, in place
+        p += b
+        p -= p.max(axis=1, keepdims=True)
+        valid = self.targets != PAD
+        rows, cols = xp.arange(len(p)), xp.where(valid, self.targets, 0)
+        picked = p[rows, cols]  # the target's logit, less the row's maximum
+        xp.exp(p, out=p)
+        total = p.sum(axis=1)
+        p /= total[:, None]
+        self.token_loss_sum = float(((xp.log(total) - picked) * valid).sum())
+        self.x, self.p, self.valid, self.cols = x, p, valid, cols
+        self.retain_inputs((1,))
+        return xp.asarray(self.token_loss_sum / self.normalizer, dtype=x.dtype),
+
+    def backward(self, indexes, grad_outputs):
+        W = self.get_retained_inputs()[0].array
+        xp = backend.get_array_module(W)
+        d = self.p  # (N, V): softmax minus one-hot, for real tokens only
+        d[xp.arange(len(d)), self.cols] -= 1
+        d *= (self.valid * (grad_outputs[0].array / self.normalizer))[:, None].astype(d.dtype)
+        grads = {}
+        if 0 in indexes:
+            grads[0] = matmul(d, W)
+            if self.mask is not None:
+                grads[0] *= self.mask
+        if 1 in indexes:
+            grads[1] = matmul(d.T, self.x)
+        if 2 in indexes:
+            grads[2] = d.sum(axis=0)
+        return tuple(chainer.Variable(grads[i]) for i in indexes)
+
+
+class FusedSeq2seq(Seq2seq):
+    """``Seq2seq`` (same arguments, parameters and loss) with the fused training step.
+
+    ``impl`` must stay ``"fast"``: translation uses that formulation, training the fused one.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.impl != "fast":
+            raise ValueError("FusedSeq2seq fuses the 'fast' formulation only")
+        self._rng = np.random.default_rng(np.random.randint(2 ** 31))
+        keep_freed_memory()  # a step's arrays reuse the last step's memory (dlhack.model.heap)
+
+    def _mask(self, shape):
+        """A float32 dropout mask (kept units scaled by 1 / (1 - ratio)), or None."""
+        if not chainer.config.train or self.dropout == 0:
+            return None
+        xp = self.xp
+        if xp is np:
+            keep = self._rng.random(shape, dtype=np.float32) >= self.dropout
+        else:
+            keep = xp.random.rand(*shape, dtype=np.float32) >= self.dropout
+        return xp.multiply(keep, np.float32(1 / (1 - self.dropout)), dtype=np.float32)
+
+    def _layers(self, lstm, hx, cx, xs, packing):
+        """Multi-layer LSTM over packed inputs xs (N, H): final states (n_layers, B, H) in
+        ``packing.order`` and the top layer's packed outputs (N, H)."""
+        zeros = self.xp.zeros((len(packing.order), self.n_units), xs.dtype)
+        hy, cy = [], []
+        for layer in range(self.n_layers):
+            ws, bs = lstm.ws[layer], lstm.bs[layer]
+            w_x, w_h = _stack_gates(ws, _X_GATES), _stack_gates(ws, _H_GATES)
+            b = _stack_gates(bs, _X_GATES) + _stack_gates(bs, _H_GATES)
+            mask = self._mask(xs.shape) if layer > 0 else None
+            h0 = zeros if hx is None else hx[layer]
+            c0 = zeros if cx is None else cx[layer]
+            xs, h, c = lstm_layer(xs, h0, c0, w_x, w_h, b, packing, mask)
+            hy.append(h)
+            cy.append(c)
+        return F.stack(hy), F.stack(cy), xs
+
+    def _padded(self, packed, packing):
+        """Packed rows (N, H) -> (B, T, H) in sentence order, zeros past each end."""
+        index = packing.index()  # (B, T)
+        rows = gather_rows(packed, self.xp.asarray(index.ravel()))
+        return F.reshape(rows, index.shape + (packed.shape[1],)), index >= 0
+
+    def forward(self, xs, ys, normalizer=None):
+        """Loss: mean over sentences of the summed token cross-entropy (as ``Seq2seq``)."""
+        xp, host = self.xp, chainer.backend.CpuDevice().send
+        xs, ys = [host(x) for x in xs], [host(y) for y in ys]
+        src, tgt = Packing([len(x) for x in xs]), Packing([len(y) + 1 for y in ys])
+        ex = gather_rows(self.embed_x.W, xp.asarray(src.pack(xs)))  # (N_src, H)
+        hy, cy, enc = self._layers(self.encoder, None, None, ex, src)
+        encoder_row = np.empty_like(src.order)
+        encoder_row[src.order] = np.arange(len(xs))
+        to_decoder = xp.asarray(encoder_row[tgt.order])  # the decoder sorts by target length
+        hy, cy = F.permutate(hy, to_decoder, axis=1), F.permutate(cy, to_decoder, axis=1)
+        ys_in = [np.concatenate([[BOS], y]).astype(np.int32) for y in ys]
+        ys_out = [np.concatenate([y, [EOS]]).astype(np.int32) for y in ys]
+        ey = gather_rows(self.embed_y.W, xp.asarray(tgt.pack(ys_in)))  # (N_tgt, H)
+        _, _, features = self._layers(self.decoder, hy, cy, ey, tgt)
+        if self.attention:
+            enc_padded, src_mask = self._padded(enc, src)
+            dec_padded, _ = self._padded(features, tgt)
+            attended = self.output_features(dec_padded, enc_padded, xp.asarray(src_mask))
+            index = tgt.index()  # packed row of (b, t); gather each packed row's position back
+            position = np.empty(tgt.n, dtype=np.int64)
+            position[index[index >= 0]] = np.flatnonzero(index.ravel() >= 0)
+            features = gather_rows(F.reshape(attended, (-1, self.n_units)), xp.asarray(position))
+        node = OutputLoss(xp.asarray(tgt.pack(ys_out)), normalizer or len(xs),
+                          self._mask(features.shape))
+        loss, = node.apply((features, self.W_o.W, self.W_o.b))
+        perp = np.exp(node.token_loss_sum / tgt.n)
+        chainer.report({"loss": loss, "perp": perp}, self)
+        return loss

@@ -1,0 +1,155 @@
+"""A whole LSTM layer over a packed batch, as one Chainer function: the fused sibling of
+``dlhack.model.lstm`` (read that one first: the same equations, one idea at a time).
+
+    hs, h_last, c_last = lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None)
+
+What it does differently, and why (``dlhack bench model`` measures each):
+
+- the batch is packed (``dlhack.model.packing``): sentences sorted longest first, step ``t``
+  computes only the ``batch_sizes[t]`` still going, so no product or gate ever runs on padding,
+  and each sentence's final state is simply where its row stopped;
+- the input projection ``x @ W_x.T + b`` of every token, the recurrence and the dropout of the
+  layer's input (``mask``) are one function node per layer, not a linear, a reshape, the
+  recurrence and indexings;
+- every elementwise step writes into arrays allocated once per call (``out=``), and backward
+  computes each gate's local derivative for every token at once before its time loop, so that
+  loop holds only what is sequential: a few row-block updates and one product per step.
+
+Memory kept for backward: the activated gates (N, 4H), the cells and outputs (N, H) each, and
+the (dropped-out) input, N real tokens; tanh of the cells is recomputed. The products are those of ``lstm`` without the padding rows:
+``dlhack.bench.flops`` counts their useful operations. Gate layout: [a (cell input), i, f, o].
+"""
+import chainer
+from chainer import backend
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` (into ``out``). Every matrix product here goes through this name, so that
+    ``dlhack.bench.flops.GemmMeter`` can count and time them."""
+    return backend.get_array_module(a).matmul(a, b, out=out)
+
+
+class LSTMLayer(chainer.FunctionNode):
+    """Inputs x (N, n_in) packed, h0, c0 (B, H) in ``packing.order``, w_x (4H, n_in),
+    w_h (4H, H), b (4H,); outputs hs (N, H) and each sentence's final h and c (B, H)."""
+
+    def __init__(self, packing, mask=None):
+        self.packing, self.mask = packing, mask  # mask: (N, n_in) or None
+
+    def forward(self, inputs):
+        x, h0, c0, w_x, w_h, b = inputs
+        xp = backend.get_array_module(x)
+        H, off = w_h.shape[1], self.packing.offsets
+        if self.mask is not None:
+            x = x * self.mask
+        # sigmoid(z) = 0.5 tanh(z / 2) + 0.5 (never overflows). With the rows of the sigmoid
+        # gates (i, f, o) halved in these copies of the weights, one tanh over whole
+        # contiguous rows activates all four gates; a scale and a shift finish i, f, o.
+        scale = xp.full(4 * H, 0.5, x.dtype)
+        scale[:H] = 1
+        shift = xp.where(scale == 1, 0, 0.5).astype(x.dtype)
+        act = matmul(x, (w_x * scale[:, None]).T)  # (N, 4H): pre-activations, then gates
+        act += b * scale
+        w_h_t = (w_h * scale[:, None]).T
+        hs, cs = xp.empty((len(x), H), x.dtype), xp.empty((len(x), H), x.dtype)
+        rec = xp.empty((len(h0), 4 * H), x.dtype)
+        fc, tc = xp.empty((len(h0), H), x.dtype), xp.empty((len(h0), H), x.dtype)
+        h, c = h0, c0
+        for t, n in enumerate(self.packing.batch_sizes):
+            rows = slice(off[t], off[t] + n)
+            g = act[rows]
+            g += matmul(h[:n], w_h_t, out=rec[:n])
+            xp.tanh(g, out=g)
+            g *= scale
+            g += shift  # g = [a, i, f, o]
+            xp.multiply(g[:, :H], g[:, H:2 * H], out=cs[rows])  # a * i
+            cs[rows] += xp.multiply(g[:, 2 * H:3 * H], c[:n], out=fc[:n])  # + f * c_prev
+            xp.multiply(g[:, 3 * H:], xp.tanh(cs[rows], out=tc[:n]), out=hs[rows])
+            h, c = hs[rows], cs[rows]  # a sentence keeps its position: rows [0, n) go on
+        self.retain_inputs((1, 2, 3, 4))
+        self.x, self.act, self.hs, self.cs = x, act, hs, cs  # tanh(c): recomputed in backward
+        last = xp.asarray(self.packing.final_rows())
+        return hs, hs[last], cs[last]
+
+    def _previous(self, states, initial, out=None):
+        """(N, H): for every packed row, the state its step read (``initial`` at step 0)."""
+        off, sizes = self.packing.offsets, self.packing.batch_sizes
+        prev = backend.get_array_module(states).empty_like(states) if out is None else out
+        prev[:sizes[0]] = initial
+        for t in range(1, len(sizes)):  # step t's sentences are step t-1's first rows
+            prev[off[t]:off[t + 1]] = states[off[t - 1]:off[t - 1] + sizes[t]]
+        return prev
+
+    def _local_derivatives(self, c0):
+        """``(k_c, k)`` for every token: dc += dh k_c; d(pre-activations) = [dc dc dc dh] k.
+
+        Whole contiguous rows where possible (numpy is slower on column slices): k = s (1 - s)
+        for every gate, the cell input's block set to 1 - a^2, then times [i, a, c_prev, tanh c].
+        """
+        xp = backend.get_array_module(self.act)
+        act, tc, H = self.act, xp.tanh(self.cs), self.hs.shape[1]
+        a, i, o = act[:, :H], act[:, H:2 * H], act[:, 3 * H:]
+        k = xp.subtract(1, act)
+        k *= act
+        xp.multiply(a, a, out=k[:, :H])
+        xp.subtract(1, k[:, :H], out=k[:, :H])
+        times = xp.empty_like(act)  # [i, a, c_prev, tanh(c)], copied: copies are cheap
+        times[:, :H], times[:, H:2 * H], times[:, 3 * H:] = i, a, tc
+        self._previous(self.cs, c0, out=times[:, 2 * H:3 * H])
+        k *= times
+        k_c = xp.multiply(tc, tc)  # o (1 - tanh(c)^2)
+        xp.subtract(1, k_c, out=k_c)
+        k_c *= o
+        return k_c, k
+
+    def backward(self, indexes, grad_outputs):
+        h0, c0, w_x, w_h = (v.array for v in self.get_retained_inputs())
+        g_hs, g_h, g_c = (None if g is None else g.array for g in grad_outputs)
+        xp = backend.get_array_module(w_h)
+        H, off = self.hs.shape[1], self.packing.offsets
+        k_c, d_act = self._local_derivatives(c0)  # d_act is finished in place below
+        # A sentence's row is idle after its last step, so its final-state gradient can sit in
+        # dh, dc from the start: it is first used at that last step.
+        dh = xp.zeros_like(h0) if g_h is None else g_h.copy()
+        dc = xp.zeros_like(c0) if g_c is None else g_c.copy()
+        tmp = xp.empty_like(dh)
+        f = self.act[:, 2 * H:3 * H]
+        for t in reversed(range(len(self.packing.batch_sizes))):
+            n = self.packing.batch_sizes[t]
+            rows = slice(off[t], off[t] + n)
+            if g_hs is not None:
+                dh[:n] += g_hs[rows]
+            dc[:n] += xp.multiply(dh[:n], k_c[rows], out=tmp[:n])
+            d = d_act[rows]
+            gates3 = d[:, :3 * H].reshape(n, 3, H)  # a view: a, i, f scale with dc
+            gates3 *= dc[:n, None, :]
+            d[:, 3 * H:] *= dh[:n]
+            dc[:n] *= f[rows]
+            matmul(d, w_h, out=dh[:n])
+        grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
+                 3: lambda: matmul(d_act.T, self.x),
+                 4: lambda: matmul(d_act.T, self._previous(self.hs, h0)),  # h_prev (N, H)
+                 5: lambda: d_act.sum(axis=0)}
+        out = []
+        for i in indexes:
+            g = grads[i]()
+            if i == 0 and self.mask is not None:
+                g *= self.mask
+            out.append(chainer.Variable(g))
+        return tuple(out)
+
+
+def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
+    """Run one LSTM layer, input projection included, over a packed batch.
+
+    Args:
+        x: (N, n_in) inputs, packed by ``packing`` (a ``dlhack.model.packing.Packing``).
+        h0, c0: (B, H) initial states, in ``packing.order`` (arrays or variables).
+        w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [a, i, f, o]; b: (4H,) bias.
+        mask: (N, n_in) dropout mask (already scaled), or None.
+
+    Returns:
+        hs (N, H) packed outputs, and h, c (B, H) at each sentence's last token, in
+        ``packing.order``.
+    """
+    return LSTMLayer(packing, mask).apply((x, h0, c0, w_x, w_h, b))

@@ -1,0 +1,102 @@
+"""Adam over one packed parameter buffer: the fast sibling of ``chainer.optimizers.Adam``.
+
+    optimizer = PackedAdam(alpha=2e-3)
+    optimizer.setup(model)               # the model's parameters become views of one buffer
+    optimizer.update(lossfun, *args)     # or loss.backward(); optimizer.update()
+
+Chainer's Adam updates each parameter array on its own: for the translator, about a hundred
+arrays, each through the update-rule machinery (hooks, state checks, dtype casts) and half a
+dozen full-size temporaries. Here ``setup`` copies every parameter into one float buffer and
+makes each ``param.array`` a view of it, with Adam's ``m`` and ``v`` as two more such buffers
+(each rule's ``state`` holds views of them, so snapshots save and restore them as usual).
+``update`` then runs the same arithmetic as Chainer's CPU Adam (the same operations in the same
+order, so the same numbers) in place, in cache-sized chunks, each gradient read where Chainer's
+backward left it (a gradient buffer of its own would cost a copy per step and memory of the
+model's size).
+
+Costs: no temporaries beyond one chunk; about a dozen passes over chunks that stay in cache.
+Only plain Adam (no AMSGrad, AdaBound or weight decay).
+Lesson: "The multi-node optimizer" shows Chainer's per-parameter update rules.
+"""
+import chainer
+import numpy as np
+from chainer import backend
+
+CHUNK = 32768  # elements per pass: five float32 chunks (param, grad, m, v, scratch) fit in L2
+
+
+class PackedAdam(chainer.optimizers.Adam):
+    """``chainer.optimizers.Adam`` with one update over packed buffers (same arguments)."""
+
+    def setup(self, link):
+        super().setup(link)
+        hp = self.hyperparam
+        if hp.amsgrad or hp.adabound or hp.weight_decay_rate:
+            raise ValueError("PackedAdam is plain Adam: no amsgrad, adabound or weight decay")
+        self._params = [p for _, p in sorted(link.namedparams()) if p.array is not None]
+        if len({p.dtype for p in self._params}) > 1:
+            raise ValueError("PackedAdam packs parameters of one dtype only")
+        xp = backend.get_array_module(self._params[0].array)
+        sizes = [p.size for p in self._params]
+        self._bounds = np.concatenate([[0], np.cumsum(sizes)])
+        n, dtype = int(self._bounds[-1]), self._params[0].dtype
+        self._data = xp.empty(n, dtype)
+        self._m, self._v = xp.zeros(n, dtype), xp.zeros(n, dtype)
+        self._scratch = xp.empty(min(n, CHUNK), dtype)
+        self._views = []
+        for p, begin, end in zip(self._params, self._bounds[:-1], self._bounds[1:]):
+            view = self._data[begin:end].reshape(p.shape)
+            view[...] = p.array
+            p.array = view
+            self._views.append(view)
+            p.update_rule._state = {"m": self._m[begin:end].reshape(p.shape),
+                                    "v": self._v[begin:end].reshape(p.shape)}
+        return self
+
+    def _repack(self):
+        """Bring back into the buffer any parameter whose array was replaced (a broadcast, a
+        snapshot load)."""
+        for p, view in zip(self._params, self._views):
+            if p.array is not view:
+                view[...] = p.array
+                p.array = view
+
+    def update(self, lossfun=None, *args, **kwds):
+        """One Adam step for every parameter (``lossfun`` as in Chainer's optimizers)."""
+        if lossfun is not None:
+            loss = lossfun(*args, **kwds)
+            self.target.cleargrads()
+            loss.backward(loss_scale=self._loss_scale)
+            del loss
+        self.call_hooks("pre")
+        self.t += 1
+        self._repack()
+        for p, begin, end in zip(self._params, self._bounds[:-1], self._bounds[1:]):
+            p.update_rule.t = self.t
+            if p.grad is None:
+                continue  # as Chainer's rules do: no gradient, no step
+            grad = p.grad.ravel()
+            for s in range(0, end - begin, CHUNK):
+                self._step(slice(begin + s, min(begin + s + CHUNK, end)), grad[s:s + CHUNK])
+        self.call_hooks("post")
+
+    def _step(self, chunk, g):
+        """Adam's arithmetic on one chunk of the buffers, in place (Chainer's order of ops)."""
+        hp = self.hyperparam
+        xp = backend.get_array_module(g)
+        p, m, v = self._data[chunk], self._m[chunk], self._v[chunk]
+        s = self._scratch[:len(p)]
+        xp.subtract(g, m, out=s)           # m += (1 - beta1) * (grad - m)
+        s *= 1.0 - hp.beta1
+        m += s
+        xp.multiply(g, g, out=s)           # v += (1 - beta2) * (grad * grad - v)
+        s -= v
+        s *= 1.0 - hp.beta2
+        v += s
+        xp.sqrt(v, out=s)                  # param -= eta * alpha_t / (sqrt(v) + eps) * m
+        s += hp.eps
+        xp.divide(self.alpha_t, s, out=s)
+        s *= m
+        if hp.eta != 1.0:
+            s *= hp.eta
+        p -= s

@@ -1,0 +1,37 @@
+"""``dlhack bench model`` end to end, at its smallest: every row, the table, the JSON."""
+import json
+
+from dlhack.bench import model as bench_model
+
+FAKE_OFFICIAL = '''
+from dlhack.model.seq2seq import Seq2seq as Ours
+
+
+class Seq2seq(Ours):  # stands in for Chainer's example: the same constructor arguments
+    def __init__(self, n_layers, n_source_vocab, n_target_vocab, n_units):
+        super().__init__(n_source_vocab, n_target_vocab, n_units=n_units, n_layers=n_layers,
+                         attention=False)
+'''
+
+
+def test_bench_model_prints_fraction_of_sgemm_for_each_row(tmp_path, capsys, monkeypatch):
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.setenv(name, "3")  # a shell that asked for more: the workers still get one
+    official = tmp_path / "seq2seq.py"
+    official.write_text(FAKE_OFFICIAL)
+    out = tmp_path / "model.json"
+    assert bench_model.main(["--sizes", "demo", "--attention", "off", "-i", "1", "-r", "1",
+                             "--official", str(official), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "of sgemm" in text and "fused/official" in text and "BLAS in the workers" in text
+    runs = json.loads(out.read_text())["results"]["demo"]
+    assert set(runs) == {"readable", "fused", "official"}
+    for rows in runs.values():
+        run = rows[0]
+        assert {blas["num_threads"] for blas in run["blas"]} == {1}  # one BLAS thread per worker
+        assert 0 < bench_model.fraction(run)  # a ratio of two timings: no upper bound under load
+        assert run["executed_flops"] >= run["useful_flops"] > 0
+        assert run["phases"]["step"]["gemm_ms"] <= run["phases"]["step"]["ms"]
+    # the fused model computes no padding; the readable one does
+    assert runs["fused"][0]["executed_flops"] == runs["fused"][0]["useful_flops"]
+    assert runs["readable"][0]["executed_flops"] == runs["readable"][0]["padded_flops"]

@@ -1,0 +1,164 @@
+"""The room on a cluster, in a real browser: the course's JupyterHub on a private Slurm.
+
+The hub is deploy/jupyterhub_config.py, started as the admin README says, over the shared
+course environment that deploy/install.sh builds (tests/cluster/hub.py, course_env.py), on a
+one-node private Slurm (tests/cluster/slurm.py). Two learners, local Unix users, log in through
+headless Chromium with their passwords (PAM). Then, for each:
+
+- their server is a Slurm job of theirs (``squeue``), and their copy of the course, ~/dlhack,
+  was pulled by nbgitpuller, without solutions/;
+- JupyterLab opens lab 02 in that copy on the course's kernel;
+- a correct first exercise, then its check cell: the grader's mpiexec runs the tests at 1 to 4
+  ranks inside the learner's job, sealed in bubblewrap (unprivileged user namespaces work in a
+  learner's job), and the page shows 3 / 3;
+- ranks started with ``!dlhack run`` in the notebook report the learner's own job id.
+
+Then the hub stops: every server's job ends, and no job, hub, proxy or learner's process is
+left (the fixtures assert it). Needs root, Slurm, munge, bubblewrap, Chromium and
+configurable-http-proxy (``make test`` installs them); skipped otherwise, except in CI.
+"""
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import ROOT
+
+sys.path.insert(0, str(ROOT / "tests" / "cluster"))  # the cluster scenarios' support modules
+from course_env import build
+from hub import Hub
+from learners import Learners
+from slurm import Slurm, require, unavailable
+from test_lab_in_browser import CHROMIUM_ARGS, CORRECT, cell, chromium, output, run, write
+
+SHOTS = ROOT / "result" / "browser"
+LAB = "dlhack/labs/02_collectives.ipynb"
+JOB_CELL = ('!dlhack run -n 2 --timeout 60 -- python -c '
+            '"import os; print(\'rank job\', os.environ.get(\'SLURM_JOB_ID\'))"\n'
+            'from dlhack.grade import sandbox\n'
+            'print("check cells are sealed by:", sandbox.unavailable() or "bubblewrap")')
+
+
+def why_not():
+    """Why the room cannot be tested here, or None."""
+    reason = unavailable()
+    if reason is None and shutil.which("configurable-http-proxy") is None:
+        reason = "configurable-http-proxy is missing (npm install -g configurable-http-proxy)"
+    if reason is None and shutil.which("sudo") is None:
+        reason = "sudo is missing: batchspawner submits each learner's job with it"
+    if reason is None and chromium() is None:
+        reason = "no Chromium (apt-get install chromium)"
+    if reason is None:
+        try:
+            import playwright  # noqa: F401
+        except ImportError:
+            reason = "playwright is not installed (pip install -e '.[dev]')"
+    return reason
+
+
+@pytest.fixture(scope="module")
+def room():
+    require(why_not())
+    site = build()
+    group = f"dlg{os.getpid() % 100000}"
+    with Slurm(nodes=1, cpus=8) as cluster, Learners(2, group=group) as learners, \
+            Hub(site, cluster, group, cpus=2) as hub:
+        yield hub, cluster, learners
+
+
+def log_in(browser, hub, name, password):
+    """A fresh browser context; logs in and returns its page (the server is then spawning)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", password)
+    page.click("#login_submit")
+    return page
+
+
+def open_lab(page, hub, name):
+    from playwright.sync_api import expect
+
+    page.wait_for_url(re.compile(rf".*/user/{name}/lab.*"), timeout=180_000)
+    page.goto(f"{hub.url}/user/{name}/lab/tree/{LAB}")
+    expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=90_000)
+    expect(page.locator(".jp-Toolbar-kernelName").first).to_have_text(
+        "Python (dlhack)", timeout=90_000)
+    expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first
+           ).to_be_attached(timeout=90_000)
+
+
+def start_check(page):
+    """Run the set-up cell, a correct first answer and its check cell (not waiting for it)."""
+    from playwright.sync_api import expect
+
+    setup = cell(page, "os.chdir(tempfile.mkdtemp")
+    run(page, setup)
+    expect(output(setup)).to_contain_text("scripts go to", timeout=60_000)
+    answer = cell(page, "def allreduce_naive(comm, x):")
+    write(page, answer, CORRECT)
+    run(page, answer)
+    run(page, cell(page, 'dlhack.grade.check("02_collectives", "allreduce_naive")'))
+
+
+def ranks_job_ids(page):
+    """Append a cell that runs two ranks with ``!dlhack run``; the job ids they print."""
+    from playwright.sync_api import expect
+
+    page.locator(".jp-Notebook .jp-Cell").last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    page.keyboard.press("Enter")
+    page.keyboard.insert_text(JOB_CELL)
+    page.keyboard.press("Shift+Enter")
+    ranks = cell(page, "print('rank job'")
+    expect(output(ranks)).to_contain_text("rank job", timeout=90_000)
+    expect(output(ranks)).not_to_contain_text("rank job None")
+    # the check cell above ran sandboxed (trusted only where bwrap cannot work): here it can
+    expect(output(ranks)).to_contain_text("check cells are sealed by: bubblewrap",
+                                          timeout=60_000)
+    return set(re.findall(r"rank job (\S+)", output(ranks).inner_text()))
+
+
+@pytest.mark.timeout(600)
+def test_two_learners_on_the_hub(room):
+    from playwright.sync_api import expect, sync_playwright
+
+    hub, cluster, learners = room
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS,
+                                     headless=True)
+        pages = {}
+        try:
+            for name, password in learners.accounts:  # both spawn at once
+                pages[name] = log_in(browser, hub, name, password)
+            for name, page in pages.items():
+                open_lab(page, hub, name)
+            jobs = {j["user"]: j for j in cluster.squeue()}
+            for name in pages:
+                assert jobs[name]["name"] == "spawner-jupyterhub", jobs
+                assert jobs[name]["state"] == "RUNNING", jobs
+                copy = Path(learners.home(name)) / "dlhack"
+                assert (copy / "labs" / "02_collectives.ipynb").is_file()
+                assert not (copy / "solutions").exists()
+            for page in pages.values():
+                start_check(page)
+            for name, page in pages.items():
+                feedback = output(cell(page, 'dlhack.grade.check("02_collectives"'))
+                expect(feedback).to_contain_text("allreduce_naive: 3 / 3", timeout=240_000)
+                expect(feedback).to_contain_text("[pass] test_sum_matches_serial at 4 ranks (")
+                page.screenshot(path=SHOTS / f"hub_{name[-1]}_check.png")
+            for name, page in pages.items():
+                assert ranks_job_ids(page) == {jobs[name]["id"]}
+        except Exception:
+            for name, page in pages.items():
+                page.screenshot(path=SHOTS / f"hub_{name[-1]}_failure.png")
+            raise
+        finally:
+            browser.close()

@@ -1,0 +1,108 @@
+"""The fused translator against the readable one: same loss, same gradients, same training."""
+import chainer
+import numpy as np
+import pytest
+from chainer import gradient_check
+
+from dlhack.model.fused import FusedSeq2seq, OutputLoss, gather_rows
+from dlhack.model.packed_adam import PackedAdam
+from dlhack.model.seq2seq import PAD, Seq2seq
+from tests.model.batches import V, loss_and_grads, random_batch
+
+
+def twins(layers, attention, dropout=0.0, units=12):
+    """A readable and a fused model with the same weights (float64: rounding out of it)."""
+    with chainer.using_config("dtype", np.float64):
+        np.random.seed(0)
+        readable = Seq2seq(V, V + 3, n_units=units, n_layers=layers, dropout=dropout,
+                           attention=attention)
+        np.random.seed(0)
+        fused = FusedSeq2seq(V, V + 3, n_units=units, n_layers=layers, dropout=dropout,
+                             attention=attention)
+    return readable, fused
+
+
+@pytest.mark.parametrize("attention", [False, True])
+@pytest.mark.parametrize("layers", [1, 3])
+def test_gradients_equal_the_readable_model(attention, layers):
+    xs, ys = random_batch(np.random.RandomState(layers), 7)
+    readable, fused = twins(layers, attention)
+    ref_loss, ref_grads = loss_and_grads(readable, xs, ys)
+    loss, grads = loss_and_grads(fused, xs, ys)
+    assert loss == pytest.approx(ref_loss, rel=1e-12)
+    assert grads.keys() == ref_grads.keys()
+    for name in ref_grads:
+        np.testing.assert_allclose(grads[name], ref_grads[name], rtol=1e-9, atol=1e-12,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("attention", [False, True])
+def test_training_gives_the_same_losses(attention):
+    """Readable model + Chainer's Adam against fused model + PackedAdam, float32, 6 steps
+    (each loss taken on the first batch, after the step)."""
+    rng = np.random.RandomState(5)
+    batches = [random_batch(rng, 8) for _ in range(6)]
+    probe = batches[0]
+    losses = {}
+    for name, cls, opt in (("readable", Seq2seq, chainer.optimizers.Adam),
+                           ("fused", FusedSeq2seq, PackedAdam)):
+        np.random.seed(0)
+        model = cls(V, V, n_units=16, n_layers=2, dropout=0.0, attention=attention)
+        optimizer = opt(alpha=0.01)
+        optimizer.setup(model)
+        losses[name] = []
+        for xs, ys in batches:
+            optimizer.update(model, xs, ys)
+            losses[name].append(float(model(*probe).array))
+    np.testing.assert_allclose(losses["fused"], losses["readable"], rtol=1e-4)
+    assert losses["readable"][-1] < losses["readable"][0]  # training moved
+
+
+def test_output_loss_gradient_ignores_padding():
+    rng = np.random.RandomState(2)
+    targets = np.array([1, PAD, 0, 4, PAD], np.int32)
+    inputs = [rng.randn(5, 3), rng.randn(6, 3), rng.randn(6)]
+    mask = (rng.rand(5, 3) > 0.5) * 2.0
+
+    def loss(x, W, b):
+        return OutputLoss(targets, 2, mask).apply((x, W, b))[0]
+
+    gradient_check.check_backward(loss, inputs, np.array(1.3), dtype=np.float64,
+                                  atol=1e-6, rtol=1e-5)
+    x, W, b = inputs
+    logits = (x * mask) @ W.T + b
+    logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    expected = -sum(logp[i, t] for i, t in enumerate(targets) if t != PAD) / 2
+    assert float(loss(*inputs).array) == pytest.approx(expected)
+
+
+def test_gather_rows_adds_repeated_rows_back():
+    x = chainer.Variable(np.arange(6.0).reshape(3, 2))
+    out = gather_rows(x, np.array([2, -1, 2, 0]))
+    assert out.array.tolist() == [[4, 5], [0, 0], [4, 5], [0, 1]]
+    out.grad = np.ones((4, 2))
+    out.backward()
+    assert x.grad.tolist() == [[1, 1], [0, 0], [2, 2]]
+
+
+def test_dropout_masks_drop_at_the_ratio_and_keep_the_mean():
+    np.random.seed(0)
+    model = FusedSeq2seq(V, V, n_units=8, n_layers=2, dropout=0.25)
+    mask = model._mask((400, 100))
+    assert mask.dtype == np.float32
+    assert abs((mask == 0).mean() - 0.25) < 0.02
+    assert set(np.unique(mask)) == {0, np.float32(1 / 0.75)}
+    with chainer.using_config("train", False):
+        assert model._mask((4, 4)) is None
+
+
+def test_fused_model_translates_like_the_readable_one():
+    xs, _ = random_batch(np.random.RandomState(3), 5)
+    readable, fused = twins(2, True, units=8)
+    assert [list(y) for y in fused.translate(xs, 6)] == [list(y) for y in
+                                                          readable.translate(xs, 6)]
+
+
+def test_fused_refuses_the_nstep_formulation():
+    with pytest.raises(ValueError):
+        FusedSeq2seq(V, V, n_units=4, n_layers=1, impl="nstep")

@@ -1,0 +1,38 @@
+"""Keeping freed memory for reuse (dlhack.model.heap): glibc takes the settings, and a large
+block freed and allocated again no longer costs fresh page faults."""
+import subprocess
+import sys
+
+import pytest
+
+from tests.support import ROOT
+
+# In a fresh process (a test run may have called keep_freed_memory already): allocate, touch and
+# free an 8 MiB block, then count the minor page faults of doing it again.
+PROBE = """
+import resource, sys
+import numpy as np
+from dlhack.model.heap import keep_freed_memory
+took = keep_freed_memory() if sys.argv[1] == "keep" else None
+faults = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+block = np.ones(1 << 20); del block
+before = faults()
+block = np.ones(1 << 20); del block
+print(took, faults() - before, (8 << 20) // resource.getpagesize())
+"""
+
+
+def probe(mode):
+    out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout.split()
+    return out[0], int(out[1]), int(out[2])
+
+
+@pytest.mark.parametrize("mode", ["keep", "default"])
+def test_freed_blocks_are_reused_without_page_faults(mode):
+    took, faults, pages = probe(mode)
+    if mode == "keep":
+        assert took == "True"  # glibc: both settings taken
+        assert faults < pages // 16, f"{faults} page faults for a block of {pages} pages"
+    else:  # glibc's own thresholds: the block is given back and faulted in again, in part
+        assert faults >= pages // 16, f"only {faults} faults without keep_freed_memory"

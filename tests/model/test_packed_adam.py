@@ -1,0 +1,66 @@
+"""PackedAdam: Chainer's Adam, number for number, over one packed buffer."""
+import chainer
+import numpy as np
+import pytest
+
+from dlhack.model.packed_adam import PackedAdam
+
+
+class TwoLayers(chainer.Chain):
+    def __init__(self):
+        super().__init__()
+        with self.init_scope():
+            self.l1 = chainer.links.Linear(5, 300)  # 1500 weights: several chunks when small
+            self.l2 = chainer.links.Linear(300, 2)
+
+    def forward(self, x):
+        return chainer.functions.sum(self.l2(chainer.functions.tanh(self.l1(x))) ** 2)
+
+
+def trained(optimizer, steps=5, monkeypatch=None):
+    np.random.seed(0)
+    model = TwoLayers()
+    optimizer.setup(model)
+    x = np.random.RandomState(1).randn(4, 5).astype(np.float32)
+    for _ in range(steps):
+        optimizer.update(model, x)
+    return model, optimizer
+
+
+@pytest.mark.parametrize("chunk", [64, 32768])
+def test_same_numbers_as_chainers_adam(monkeypatch, chunk):
+    monkeypatch.setattr("dlhack.model.packed_adam.CHUNK", chunk)
+    ref, _ = trained(chainer.optimizers.Adam(alpha=0.01, eta=0.5))
+    model, optimizer = trained(PackedAdam(alpha=0.01, eta=0.5))
+    for (name, p), (_, q) in zip(sorted(model.namedparams()), sorted(ref.namedparams())):
+        np.testing.assert_array_equal(p.array, q.array, err_msg=name)
+    assert optimizer.t == 5
+
+
+def test_parameters_are_views_of_one_buffer_and_stay_so():
+    model, optimizer = trained(PackedAdam(), steps=1)
+    assert all(np.shares_memory(p.array, optimizer._data) for p in model.params())
+    model.l1.W.array = model.l1.W.array + 1.0  # a broadcast or a load replaces the array
+    before = model.l1.W.array.copy()
+    optimizer.update(model, np.ones((1, 5), np.float32))
+    assert np.shares_memory(model.l1.W.array, optimizer._data)
+    assert not np.allclose(model.l1.W.array, before)  # updated from the new values
+    assert np.abs(model.l1.W.array - before).max() < 0.01
+
+
+def test_snapshot_restores_the_moments():
+    _, optimizer = trained(PackedAdam())
+    saved = {}
+    optimizer.serialize(chainer.serializers.DictionarySerializer(saved))
+    _, fresh = trained(PackedAdam(), steps=1)
+    fresh.serialize(chainer.serializers.NpzDeserializer(saved))
+    np.testing.assert_array_equal(fresh._m, optimizer._m)
+    np.testing.assert_array_equal(fresh._v, optimizer._v)
+    assert fresh.t == optimizer.t
+
+
+def test_refuses_what_it_does_not_implement():
+    with pytest.raises(ValueError):
+        trained(PackedAdam(amsgrad=True), steps=0)
+    with pytest.raises(ValueError):
+        trained(PackedAdam(weight_decay_rate=0.1), steps=0)

@@ -1,0 +1,43 @@
+"""The communicator (dlhack.parallel.communicator): ours and ChainerMN's behind one name, each
+algorithm's allreduce and the object collectives on every rank count, and a clear error for an
+unknown name."""
+import numpy as np
+import pytest
+
+from dlhack.parallel import create_communicator
+
+
+@pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=60)
+def test_communicator_allreduce_and_objects(mpi_comm):
+    rank, size = mpi_comm.rank, mpi_comm.size
+    results = {}
+    for name in ("naive", "ring", "mpi", "chainermn:naive"):
+        comm = create_communicator(name, mpi_comm=mpi_comm)
+        x = np.full((2, 3), rank + 1, np.float32)
+        results[name] = (
+            comm.allreduce(x),
+            comm.bcast_obj({"root": rank} if rank == 0 else None, root=0),
+            comm.gather_obj(rank, root=0),
+            comm.allreduce_obj(rank + 1),
+        )
+        if size > 1:  # a ring of send_obj/recv_obj, even ranks sending first
+            right, left = (rank + 1) % size, (rank - 1) % size
+            if rank % 2 == 0:
+                comm.send_obj(("from", rank), dest=right)
+                got = comm.recv_obj(source=left)
+            else:
+                got = comm.recv_obj(source=left)
+                comm.send_obj(("from", rank), dest=right)
+            results[name] += (got == ("from", left),)
+    total = size * (size + 1) // 2
+    for name, (summed, bcast, gathered, reduced, *ring) in results.items():
+        assert np.array_equal(summed, np.full((2, 3), total, np.float32)), name
+        assert bcast == {"root": 0}, name
+        assert gathered == (list(range(size)) if rank == 0 else None), name
+        assert reduced == total, name
+        assert all(ring), name
+
+
+def test_unknown_communicator_name_says_what_exists():
+    with pytest.raises(ValueError, match="ring"):
+        create_communicator("tree", mpi_comm=object())
