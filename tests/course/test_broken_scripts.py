@@ -207,18 +207,21 @@ def compared(name, timeout=600):
     result, text = run_script("compare.py", name, timeout=timeout)
     assert result.returncode == 0, text[-3000:]
     found = {"notes": {}, "verdicts": {}, "broken/fixed": {}, "profile": []}
+    mine = f"verdict: {name}, "  # every verdict line names its comparison
     for line in result.output[0]:
         if line.startswith("  ") and ": " in line:
             cell, note = line.strip().split(": ", 1)
             found["notes"][cell] = note
+        elif not line.startswith(mine):
+            continue
         elif " of one process, efficiency " in line:
-            cell, verdict = line.split(": ", 1)
+            cell, verdict = line[len(mine):].split(": ", 1)
             found["verdicts"][cell] = verdict
         elif "the speed of the fixed code" in line:
-            row, rest = line.split(": the broken code runs at ", 1)
+            row, rest = line[len(mine):].split(": the broken code runs at ", 1)
             found["broken/fixed"][row] = float(rest.split("x")[0])
-        elif line.startswith("verdict: "):
-            found["profile"].append(line)
+        else:
+            found["profile"].append(line[len(mine):])
     return found
 
 

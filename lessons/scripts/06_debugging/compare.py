@@ -17,4 +17,4 @@ name = sys.argv[1]
 broken = importlib.import_module(f"{name}_broken")
 fixed = importlib.import_module(f"{name}_fixed")
 compare(create_communicator("ring"), {"broken": broken.work, "fixed": fixed.work},
-        rows=getattr(broken, "ROWS", None), unit=getattr(broken, "UNIT", "sentences/s"))
+        rows=getattr(broken, "ROWS", None), unit=getattr(broken, "UNIT", "sentences/s"), name=name)

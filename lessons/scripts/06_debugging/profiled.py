@@ -123,7 +123,7 @@ def speedup_verdict(ratio, ranks, fixed):
     return f"{said}: faster than one process, so here this cause costs efficiency only"
 
 
-def compare(comm, columns, rows=None, unit="sentences/s", repeats=REPEATS):
+def compare(comm, columns, rows=None, unit="sentences/s", repeats=REPEATS, name="compare"):
     """One process, N ranks, and N ranks with each of ``rows``' options, for each column's
     code, side by side; rank 0 prints rates, ratios to one process, notes and verdicts.
 
@@ -131,6 +131,8 @@ def compare(comm, columns, rows=None, unit="sentences/s", repeats=REPEATS):
         columns: ``{"broken": work}``, ``{"broken": work, "fixed": work}``...
         rows: ``{label: options}``: more N-rank rows, ``work(c, **options)``.
         unit: what ``units / seconds`` measures.
+        name: starts every verdict line (``verdict: NAME, ...``), so that a lesson's claims
+            can tell one comparison's verdicts from another's.
     """
     table = [("one process", 1, {}), (f"{comm.size} ranks", comm.size, {})]
     table += [(f"{comm.size} ranks, {label}", comm.size, options)
@@ -148,7 +150,7 @@ def compare(comm, columns, rows=None, unit="sentences/s", repeats=REPEATS):
                 if PROFILES and ranks > 1 and name == "broken":
                     profiles[label] = PROFILES[-1]
     if comm.rank == 0:
-        print_table(table, list(columns), rates, notes, unit)
+        print_table(table, list(columns), rates, notes, unit, name)
         runs = (f"each figure the median of {repeats} rounds, each ratio the median of the "
                 f"rounds' ratios" if repeats > 1 else "one round")
         print(f"({runs}, taken in turn; load average {load:.1f} before, "
@@ -156,7 +158,8 @@ def compare(comm, columns, rows=None, unit="sentences/s", repeats=REPEATS):
         for label, (summary, batchsize) in profiles.items():
             print(f"\nbroken, {label}, as `dlhack train --profile` shows it (ms a step):")
             print(step_profile.format_breakdown(summary))
-            print("verdict:", step_profile.verdict(summary, batchsize=batchsize))
+            print(f"verdict: {name}, broken, {label}: "
+                  f"{step_profile.verdict(summary, batchsize=batchsize)}")
 
 
 def ratio_text(ratios):
@@ -165,25 +168,25 @@ def ratio_text(ratios):
     return statistics.median(ratios), spread
 
 
-def print_table(table, columns, rates, notes, unit):
+def print_table(table, columns, rates, notes, unit, name):
     """Rates and their ratios to the one-process row of the same column; notes; verdicts."""
     width = max(len(label) for label, _, _ in table)
-    print(f"{unit:{width}}" + "".join(f"  {name + ' code':^31}" for name in columns))
+    print(f"{unit:{width}}" + "".join(f"  {column + ' code':^31}" for column in columns))
     verdicts, how = [], []
     for label, ranks, _ in table:
         line = f"{label:{width}}"
-        for name in columns:
-            ratio, spread = ratio_text([r / b for r, b in zip(rates[label, name],
-                                                              rates[table[0][0], name])])
-            line += f"  {statistics.median(rates[label, name]):>9.1f}  {ratio:5.2f}x{spread:14}"
-            how.append(f"  {name}, {label}: {notes[label, name]}")
+        for column in columns:
+            ratio, spread = ratio_text([r / b for r, b in zip(rates[label, column],
+                                                              rates[table[0][0], column])])
+            line += f"  {statistics.median(rates[label, column]):>9.1f}  {ratio:5.2f}x{spread:14}"
+            how.append(f"  {column}, {label}: {notes[label, column]}")
             if ranks > 1:
-                verdicts.append(f"{name}, {label}: "
-                                f"{speedup_verdict(ratio, ranks, fixed=name == 'fixed')}")
+                verdicts.append(f"verdict: {name}, {column}, {label}: "
+                                f"{speedup_verdict(ratio, ranks, fixed=column == 'fixed')}")
         print(line)
         if ranks > 1 and {"broken", "fixed"} <= set(columns):
             ratio, spread = ratio_text([b / f for b, f in zip(rates[label, "broken"],
                                                               rates[label, "fixed"])])
-            verdicts.append(f"{label}: the broken code runs at {ratio:.2f}x{spread} the speed "
-                            "of the fixed code")
+            verdicts.append(f"verdict: {name}, {label}: the broken code runs at "
+                            f"{ratio:.2f}x{spread} the speed of the fixed code")
     print("\n".join(how + verdicts))
