@@ -83,6 +83,35 @@ def test_one_process_trains_to_the_serial_reference(tmp_path, communicator, gc_e
     assert moved > 1e-3  # training really moved the weights: the equality means something
 
 
+def saved_parameters(folder):
+    with np.load(folder / "model.npz") as saved:
+        return {name: saved[name] for name in saved.files}
+
+
+def assert_close_and_trained(got, want, initial=None):
+    assert got.keys() == want.keys()
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=2e-5, err_msg=name)
+    if initial is not None:  # training really moved the weights: the closeness means something
+        assert max(np.abs(want[k] - initial[k]).max() for k in want) > 1e-3
+
+
+def test_fused_trains_to_the_readable_models_parameters(tmp_path):
+    """--impl fused (FusedSeq2seq and PackedAdam) takes the steps the readable model and
+    Chainer's Adam take, from the same seed and batches, to float tolerance (no dropout: the
+    two draw their masks differently)."""
+    trained = {}
+    for impl in ("fast", "fused"):
+        config = TrainConfig(n_train=200, units=16, layers=2, batchsize=16, iterations=6,
+                             dropout=0.0, eval_every=0, n_eval=4, out=str(tmp_path / impl),
+                             progress=False, impl=impl)
+        train(config)
+        trained[impl] = saved_parameters(tmp_path / impl)
+    reference, initial = serial_reference(dataclasses.replace(config, impl="fast"))
+    initial = {name.lstrip("/"): a for name, a in initial.items()}
+    assert_close_and_trained(trained["fused"], trained["fast"], initial)
+
+
 def test_data_make_cli_writes_the_corpus(tmp_path, capsys):
     assert cli.main(["data", "make", str(tmp_path), "--train", "200"]) == 0
     for split in ("train", "dev", "test"):
@@ -105,6 +134,22 @@ def test_two_ranks_train_data_parallel(tmp_path):
     assert metrics["ranks"] == 2 and metrics["global_batchsize"] == 32
     assert proc.stdout.count("test BLEU") == 1  # printed by rank 0 only
     assert sorted(p.name for p in out.iterdir() if p.suffix == ".npz") == ["model.npz"]
+
+
+def test_balanced_ranks_train_as_one_process_with_their_global_batch(tmp_path):
+    """--balance: 2 ranks of batch 8, each given its share by tokens of every global batch, end
+    with the parameters of one process of batch 16 on the same batches (the normalizer keeps
+    the gradient mean exact)."""
+    common = ["--n-train", "200", "--units", "16", "--layers", "1", "--n-eval", "4",
+              "--iterations", "5", "--eval-every", "0", "--dropout", "0", "--balance",
+              "--no-progress"]
+    for n, batch in ((1, 16), (2, 8)):
+        proc = run_mpi(n, common + ["--batchsize", str(batch), "--out", str(tmp_path / str(n))])
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    one = json.loads((tmp_path / "1" / "metrics.json").read_text())
+    two = json.loads((tmp_path / "2" / "metrics.json").read_text())
+    assert one["global_batchsize"] == two["global_batchsize"] == 16
+    assert_close_and_trained(saved_parameters(tmp_path / "2"), saved_parameters(tmp_path / "1"))
 
 
 def test_profile_prints_the_breakdown(tmp_path):

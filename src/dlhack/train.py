@@ -26,9 +26,10 @@ import numpy as np
 from chainer.training import extensions
 
 from dlhack import report, step_profile
-from dlhack.corpus.batching import BucketIterator
+from dlhack.corpus.batching import BalancedIterator, BucketIterator
 from dlhack.evaluation import BleuEvaluator, bleu_of, translate_ids
-from dlhack.model.seq2seq import Seq2seq, convert
+from dlhack.model.formulations import IMPLS, formulation
+from dlhack.model.seq2seq import convert
 from dlhack.parallel import (
     create_communicator,
     create_multi_node_evaluator,
@@ -60,8 +61,10 @@ class TrainConfig:
     layers: int = setting(2, "LSTM layers of the encoder and of the decoder", "-l")
     dropout: float = setting(0.1, "dropout ratio")
     attention: bool = setting(True, "a decoder without attention")
-    impl: str = setting("fast", "LSTM formulation (nstep: Chainer's NStepLSTM reference)",
-                        choices=("fast", "nstep"))
+    impl: str = setting("fast", "LSTM formulation (nstep: Chainer's NStepLSTM reference; "
+                        "fused: FusedSeq2seq with PackedAdam)", choices=IMPLS)
+    balance: bool = setting(False, "every rank holds all the data and takes its share, by "
+                            "tokens, of each step's global batch (BalancedIterator)")
     batchsize: int = setting(64, "per rank", "-b")
     epochs: float = setting(8, "epochs to train", "-e")
     iterations: int = setting(None, "stop after N iterations instead", "-i")
@@ -130,15 +133,17 @@ def load_data(config, comm):
     if n_held_out < comm.size:  # every rank raises together: none is left waiting in a collective
         raise ValueError(f"{n_held_out} dev/test sentences for {comm.size} ranks: every rank "
                          f"needs at least one to evaluate; raise --n-eval to {comm.size} or more")
-    # Equal lengths keep every rank's iteration count in step.
-    train = scatter_dataset(train, comm, shuffle=True, seed=config.seed,  # MN: shards
-                            equal_length=True)
+    if config.balance:  # every rank plans the same global batches (make_iterator)
+        train = comm.bcast_obj(train)
+    else:  # equal lengths keep every rank's iteration count in step
+        train = scatter_dataset(train, comm, shuffle=True, seed=config.seed,  # MN: shards
+                                equal_length=True)
     dev = scatter_dataset(dev, comm)    # exact partitions: each sentence scored once
     test = scatter_dataset(test, comm)
     return vocabs, list(train), list(dev), list(test)
 
 
-def train(config, comm=None, load=load_data, stop=None):
+def train(config, comm=None, load=load_data, stop=None, share=None):
     """Train a translator; returns the metrics dict (the same on every rank).
 
     Args:
@@ -149,6 +154,8 @@ def train(config, comm=None, load=load_data, stop=None):
             its own (``dlhack.bench.training``: one rank's shard, trained alone).
         stop: the trainer's stop trigger; by default ``config``'s epochs or iterations
             (``stop_trigger``); ``dlhack.bench.training`` adds a time limit.
+        share: with ``config.balance``, ``(rank, size)``: whose share of each global batch
+            this process trains on (default: ``comm``'s; a benchmark trains one share alone).
     """
     comm = comm or make_communicator(config.communicator)  # MN: every rank; alone: size 1
     device = chainer.get_device(-1)
@@ -158,16 +165,15 @@ def train(config, comm=None, load=load_data, stop=None):
     np.random.seed(config.seed)
     (src_vocab, tgt_vocab), train_data, dev, test = load(config, comm)
 
-    model = Seq2seq(len(src_vocab), len(tgt_vocab), n_units=config.units,
-                    n_layers=config.layers, dropout=config.dropout,
-                    attention=config.attention, impl=config.impl)
+    model, optimizer = formulation(config.impl, len(src_vocab), len(tgt_vocab), lr=config.lr,
+                                   n_units=config.units, n_layers=config.layers,
+                                   dropout=config.dropout, attention=config.attention)
     model.to_device(device)
-    optimizer = chainer.optimizers.Adam(alpha=config.lr)
     optimizer = create_multi_node_optimizer(optimizer, comm,  # MN: average gradients first
                                             overlap=config.overlap)
     optimizer.setup(model)
 
-    it = BucketIterator(train_data, config.batchsize, seed=config.seed)
+    it = make_iterator(config, train_data, *(share or (comm.rank, comm.size)))
     updater = make_updater(config, it, optimizer, comm, device)
     trainer = chainer.training.Trainer(updater, stop or stop_trigger(config), out=config.out)
     if config.eval_every and dev:  # the dev loss and BLEU, over every rank's shard
@@ -194,13 +200,21 @@ def train(config, comm=None, load=load_data, stop=None):
     if snapshots and config.snapshot_every:  # the end, too: resume it to train longer
         snapshots.finish(trainer)
     metrics = {"bleu": bleu_of(model, test, tgt_vocab, comm, max_length=config.max_length),
-               **run_summary(config, comm, updater, len(train_data), seconds)}
+               **run_summary(config, comm, updater, len(train_data) * comm.size
+                             // (it.size if config.balance else 1), seconds)}
     if config.profile:
         metrics.update(profile_of(updater, config, comm))
     if comm.rank == 0:
         metrics["samples"] = samples(model, test[:5], src_vocab, tgt_vocab)
         report.finish(trainer, model, config, metrics, src_vocab, tgt_vocab)
     return metrics
+
+
+def make_iterator(config, train_data, rank, size):
+    """This rank's batches: its shard, bucketed; or its share, by tokens, of every global batch."""
+    if config.balance:
+        return BalancedIterator(train_data, config.batchsize, size, rank, seed=config.seed)
+    return BucketIterator(train_data, config.batchsize, seed=config.seed)
 
 
 def make_updater(config, iterator, optimizer, comm, device):
@@ -219,10 +233,10 @@ def stop_trigger(config):
     return (config.iterations, "iteration") if config.iterations else (config.epochs, "epoch")
 
 
-def run_summary(config, comm, updater, n_train, seconds):
-    """The run's throughput, length and shape (the same on every rank); ``n_train``: this
-    rank's training sentences, ``seconds``: the trainer's whole run."""
-    sentences = round(updater.epoch_detail * n_train) * comm.size  # every rank's, every step
+def run_summary(config, comm, updater, per_epoch, seconds):
+    """The run's throughput, length and shape (the same on every rank); ``per_epoch``: the
+    sentences every rank together trains on in an epoch, ``seconds``: the trainer's whole run."""
+    sentences = round(updater.epoch_detail * per_epoch)  # every rank's, every step
     return {
         "bleu_tokenization": "sacrebleu corpus BLEU, tokenize='none' on the corpus tokens",
         "sentences_per_sec": updater.throughput(sentences),

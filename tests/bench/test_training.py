@@ -60,6 +60,17 @@ def test_shard_trains_alone_on_one_ranks_steps(tmp_path):
     assert "shard" not in metrics["config"]
 
 
+def test_a_balanced_shard_trains_one_ranks_share_of_every_global_batch(tmp_path):
+    """``--shard R/K --balance``: one process plans every global batch of K x b sentences and
+    trains rank R's share of each: the steps of a K-rank epoch, on about 1/K of the tokens."""
+    out = tmp_path / "run"
+    argv = TINY + ["--epochs", "1", "--communicator", "none", "--shard", "1/2", "--balance",
+                   "--out", str(out)]
+    assert training.main(argv) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["iterations"] == 7  # 200 sentences in global batches of 32, not 13 steps
+
+
 class Clock:
     """``time.perf_counter`` that moves only when told to."""
 

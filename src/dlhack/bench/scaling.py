@@ -53,6 +53,7 @@ def train_command(ranks, args, out, overlap=False, shard=None):
         argv += ["--corpus", args.corpus]
     if overlap:
         argv.append("--overlap")
+    argv += ["--impl", args.impl] + (["--balance"] if args.balance else [])
     if shard:
         argv += ["--communicator", "none", "--shard", shard]
     return mpiexec_command(ranks, argv, threads=args.threads)
@@ -160,6 +161,10 @@ def parse_args(argv):
                    help="dlhack train --gc-every: garbage collected in step every N steps, on "
                         "every rank at once (0: Python's own collector, as before)")
     p.add_argument("-o", "--out", default="result/bench/scaling")
+    p.add_argument("--impl", choices=["fast", "nstep", "fused"], default="fast",
+                   help="dlhack train --impl (fused: FusedSeq2seq with PackedAdam)")
+    p.add_argument("--balance", action="store_true",
+                   help="dlhack train --balance: each global batch dealt among ranks by tokens")
     p.add_argument("--overlap", action="store_true",
                    help="also run k > 1 ranks with dlhack train --overlap, side by side")
     p.add_argument("--compare-gc", action="store_true",

@@ -7,7 +7,8 @@ Every other flag is ``dlhack train``'s: this parser is train's, with two flags a
 
 - ``--shard R/K``: one process trains alone on the samples rank R of a K-rank job trains on, in
   the same order: the same batches, the same number of steps, and no MPI in a step. K such
-  processes side by side are ``dlhack bench scaling``'s compute-only ceiling.
+  processes side by side are ``dlhack bench scaling``'s compute-only ceiling. With ``--balance``
+  it trains rank R's share, by tokens, of every global batch instead.
 - ``--minutes M``: stop at the usual epochs or iterations, or after M minutes of training,
   whichever comes first (``dlhack bench corpus``). Rank 0's clock decides, every 10 steps.
 
@@ -82,9 +83,13 @@ def main(argv=None):
     shard, minutes = args.pop("shard"), args.pop("minutes")
     config = TrainConfig(**args)
     comm = make_communicator(config.communicator)
-    load = partial(load_shard, shard=shard) if shard else load_data
+    load, share = load_data, None
+    if shard and config.balance:  # every global batch is planned; train rank R's share of it
+        share = tuple(map(int, shard.split("/")))
+    elif shard:
+        load = partial(load_shard, shard=shard)
     stop = TimeLimit(stop_trigger(config), minutes, comm) if minutes else None
-    train(config, comm, load=load, stop=stop)
+    train(config, comm, load=load, stop=stop, share=share)
     return 0
 
 
