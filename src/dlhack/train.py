@@ -81,8 +81,7 @@ class TrainConfig:
                                 "| chainermn:pure_nccl")
     eval_every: float = setting(1, "epochs between dev evaluations (0: none)")
     n_eval: int = setting(500, "dev/test sentences to score")
-    snapshot_every: int = setting(0, "iterations between snapshots, and one at the end "
-                                  "(0: none)")
+    snapshot_every: int = setting(0, "iterations between snapshots, and one at the end (0: none)")
     resume: str = setting(None, "snapshot to resume from ('auto': the newest in OUT)")
     max_length: int = setting(60, "longest translation, in tokens")
     progress: bool = setting(True, "no progress line")
@@ -176,6 +175,27 @@ def train(config, comm=None, load=load_data, stop=None, share=None):
     it = make_iterator(config, train_data, *(share or (comm.rank, comm.size)))
     updater = make_updater(config, it, optimizer, comm, device)
     trainer = chainer.training.Trainer(updater, stop or stop_trigger(config), out=config.out)
+    snapshots = extend(trainer, config, comm, model, dev, tgt_vocab, device)
+
+    start = time.perf_counter()
+    trainer.run()
+    seconds = time.perf_counter() - start
+    if snapshots and config.snapshot_every:  # the end, too: resume it to train longer
+        snapshots.finish(trainer)
+    metrics = {"bleu": bleu_of(model, test, tgt_vocab, comm, max_length=config.max_length),
+               **report.run_summary(config, comm, updater, len(train_data) * comm.size
+                             // (it.size if config.balance else 1), seconds)}
+    if config.profile:
+        metrics.update(profile_of(updater, config, comm))
+    if comm.rank == 0:
+        metrics["samples"] = samples(model, test[:5], src_vocab, tgt_vocab)
+        report.finish(trainer, model, config, metrics, src_vocab, tgt_vocab)
+    return metrics
+
+
+def extend(trainer, config, comm, model, dev, tgt_vocab, device):
+    """The trainer's extensions: dev evaluation, the rate's schedule, snapshots (returned, or
+    None), and rank 0's reports."""
     if config.eval_every and dev:  # the dev loss and BLEU, over every rank's shard
         dev_iter = BucketIterator(dev_pairs(dev), 256, shuffle=False, repeat=False)
         loss_eval = extensions.Evaluator(dev_iter, model, converter=convert, device=device)
@@ -193,21 +213,7 @@ def train(config, comm=None, load=load_data, stop=None, share=None):
         snapshots = attach_snapshots(trainer, comm, config.snapshot_every, resume=config.resume)
     if comm.rank == 0:  # MN: reporting, plots and files on rank 0 only
         report.attach(trainer, config, progress=config.progress)
-
-    start = time.perf_counter()
-    trainer.run()
-    seconds = time.perf_counter() - start
-    if snapshots and config.snapshot_every:  # the end, too: resume it to train longer
-        snapshots.finish(trainer)
-    metrics = {"bleu": bleu_of(model, test, tgt_vocab, comm, max_length=config.max_length),
-               **run_summary(config, comm, updater, len(train_data) * comm.size
-                             // (it.size if config.balance else 1), seconds)}
-    if config.profile:
-        metrics.update(profile_of(updater, config, comm))
-    if comm.rank == 0:
-        metrics["samples"] = samples(model, test[:5], src_vocab, tgt_vocab)
-        report.finish(trainer, model, config, metrics, src_vocab, tgt_vocab)
-    return metrics
+    return snapshots
 
 
 def make_iterator(config, train_data, rank, size):
@@ -231,27 +237,6 @@ def make_updater(config, iterator, optimizer, comm, device):
 def stop_trigger(config):
     """When training stops: after ``config.iterations`` if set, else ``config.epochs``."""
     return (config.iterations, "iteration") if config.iterations else (config.epochs, "epoch")
-
-
-def run_summary(config, comm, updater, per_epoch, seconds):
-    """The run's throughput, length and shape (the same on every rank); ``per_epoch``: the
-    sentences every rank together trains on in an epoch, ``seconds``: the trainer's whole run."""
-    sentences = round(updater.epoch_detail * per_epoch)  # every rank's, every step
-    return {
-        "bleu_tokenization": "sacrebleu corpus BLEU, tokenize='none' on the corpus tokens",
-        "sentences_per_sec": updater.throughput(sentences),
-        "ranks": comm.size,
-        "epochs": updater.epoch_detail,
-        "iterations": updater.iteration,
-        "seconds": seconds,
-        "train_seconds": updater.elapsed,  # timed steps only: no warm-up, no evaluation
-        "batchsize": config.batchsize,
-        "global_batchsize": config.batchsize * comm.size,
-        "communicator": getattr(comm, "name", config.communicator),  # ours have a name
-        "impl": config.impl,
-        "units": config.units,
-        "layers": config.layers,
-    }
 
 
 def profile_of(updater, config, comm):

@@ -145,7 +145,7 @@ CLAIMS = [
           rf"verdict: 06_threads, broken, 2 ranks: .*Threads are oversubscribed: {F.format('r')} "
           rf"ranks x {F.format('t')} BLAS threads on {F.format('c')} cores",
           lambda v: v["r"] * v["t"] > v["c"], "names the cause from the same count"),
-    Claim("06", "a batch of 2 a rank: per-step costs dominate, the fixed code is faster",
+    Claim("06", "with a batch of 2 a rank the profile says per-step costs dominate",
           rf"verdict: 07_tiny_batch, broken, 2 ranks(, 1 Gb/s link)?: .*Per-step costs dominate "
           rf"with a per-rank batch of {F.format('b')}", lambda v: v["b"] == 2, "three costs do not"),
     Claim("06", "the fixed batch (32 a rank) is faster than the broken one (2 a rank)",
@@ -153,7 +153,7 @@ CLAIMS = [
           rf"{F.format('x')}x", lambda v: v["x"] < 1, "spread over fewer sentences"),
     Claim("06", "over a 1 Gb/s link 2 ranks of 2 sentences are slower than one process of 4",
           rf"verdict: 07_tiny_batch, broken, 2 ranks, 1 Gb/s link: {F.format('x')}x of one "
-          rf"process", lambda v: v["x"] < 0.95, "over the link the 2 ranks are slower"),
+          rf"process", lambda v: v["x"] < 0.95, "Over the link the 2 ranks are slower"),
     Claim("06", "2 ranks that each evaluate, or train on, everything can at best match one process",
           rf"verdict: (08_eval_every_rank|09_whole_corpus), broken, 2 ranks: {F.format('x')}x of "
           rf"one process", lambda v: v["x"] <= 1.05, "2 ranks can at best match one process"),

@@ -142,12 +142,12 @@ def compare(comm, columns, rows=None, unit="sentences/s", repeats=REPEATS, name=
     rates, notes, profiles = {}, {}, {}
     load = os.getloadavg()[0]
     for repeat in range(repeats):
-        for (label, ranks, options), (name, work) in cells[::1 - 2 * (repeat % 2)]:
+        for (label, ranks, options), (column, work) in cells[::1 - 2 * (repeat % 2)]:
             result = run_variant(comm, alone, ranks, work, options)
             if comm.rank == 0:
-                units, seconds, notes[label, name] = result
-                rates.setdefault((label, name), []).append(units / seconds)
-                if PROFILES and ranks > 1 and name == "broken":
+                units, seconds, notes[label, column] = result
+                rates.setdefault((label, column), []).append(units / seconds)
+                if PROFILES and ranks > 1 and column == "broken":
                     profiles[label] = PROFILES[-1]
     if comm.rank == 0:
         print_table(table, list(columns), rates, notes, unit, name)
