@@ -119,6 +119,19 @@ CLAIMS = [
           rf"grow the batch at epochs 4, 7: test loss {F.format('loss')}, accuracy "
           rf"{F.format('acc')}, {F.format('u')} updates", lambda v: 0.3 < v["u"] / 640 < 0.7,
           "It gets there with about half the updates", verdict=False),
+    # lesson 5, the translator: each recipe at the largest batch against one rank (one seed)
+    Claim("05", "at the same rate the largest batch falls far behind one rank",
+          rf"verdict: same rate, batch \d+ \(\d ranks\): dev BLEU {F.format('b')} against one "
+          rf"rank's {F.format('one')}", lambda v: v["b"] < v["one"] - 5,
+          "At the same rate the larger batch falls far behind"),
+    Claim("05", "with the rate scaled by the ranks the largest batch reaches one rank's BLEU",
+          rf"verdict: linear scaling, batch \d+ \(\d ranks\): dev BLEU {F.format('b')} against "
+          rf"one rank's {F.format('one')}", lambda v: v["b"] >= v["one"] - 2,
+          "it reaches at least one rank's BLEU"),
+    Claim("05", "with the rate scaled and warmed up the largest batch reaches one rank's BLEU",
+          rf"verdict: linear scaling \+ warm-up, batch \d+ \(\d ranks\): dev BLEU "
+          rf"{F.format('b')} against one rank's {F.format('one')}",
+          lambda v: v["b"] >= v["one"] - 2, "with warm-up or without, it reaches"),
     # lesson 6: one process beside the ranks; an error on some ranks only; slower in parallel
     Claim("06", "an error that every rank reports happens in one process too",
           rf"verdict: 00_every_rank_broken\.py: one process (?P<alone>\w+); {F.format('k')} of "
