@@ -132,6 +132,13 @@ CLAIMS = [
           rf"verdict: linear scaling \+ warm-up, batch \d+ \(\d ranks\): dev BLEU "
           rf"{F.format('b')} against one rank's {F.format('one')}",
           lambda v: v["b"] >= v["one"] - 2, "with warm-up or without, it reaches"),
+    Claim("05", "adding a rank instead of halving the rate: half the updates, within a few BLEU "
+          "of the decay, in less wall time",
+          rf"verdict: adding a rank instead of halving the rate: dev BLEU {F.format('g')} against "
+          rf"{F.format('d')} \(.*\); in the second phase {F.format('ug')} updates against "
+          rf"{F.format('ud')}, \d+ s against \d+ s \({F.format('x')}x the wall time\)",
+          lambda v: 2 * v["ug"] == v["ud"] and abs(v["g"] - v["d"]) < 5 and v["x"] < 1,
+          "It ends within a few BLEU of the decayed run", guide="half the updates, always"),
     # lesson 6: one process beside the ranks; an error on some ranks only; slower in parallel
     Claim("06", "an error that every rank reports happens in one process too",
           rf"verdict: 00_every_rank_broken\.py: one process (?P<alone>\w+); {F.format('k')} of "
