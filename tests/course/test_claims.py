@@ -19,7 +19,16 @@ from typing import NamedTuple
 
 import nbformat
 import pytest
-from tests.course.lessontext import NUMBERS, ROOT, notebook, old_render, output_lines, prose, verdicts
+
+from tests.course.lessontext import (
+    NUMBERS,
+    ROOT,
+    notebook,
+    old_render,
+    output_lines,
+    prose,
+    verdicts,
+)
 
 
 class Claim(NamedTuple):
@@ -107,6 +116,17 @@ CLAIMS = [
           rf"{F.format('hi')} at lr [\d.]+; sync lowest at every rate: (?P<sync>\w+)",
           lambda v: v["lo"] < 1.1 and v["hi"] > v["lo"] and v["sync"] == "True",
           "falls behind its control"),
+    Claim("04", "at HARM_LR staleness alone makes training diverge; fresh gradients converge",
+          r"verdict: at lr [\d.]+ staleness alone made training (?P<stale>\w+); the same kind of "
+          r"updates, fresh, (?P<fresh>\w+)",
+          lambda v: v["stale"] == "diverge" and v["fresh"] == "converged",
+          "a gradient one update old is not"),
+    Claim("04", "over seeds, sync and the fresh worker converge and 4 stale workers diverge",
+          rf"verdict: over {F.format('n')} seeds, sync converged {F.format('sync')}/[\d.]+, the "
+          rf"fresh worker {F.format('fresh')}/[\d.]+, and 4 stale workers diverged "
+          rf"{F.format('stale')}/",
+          lambda v: v["sync"] == v["fresh"] == v["stale"] == v["n"] and v["n"] >= 5,
+          "whatever the seed"),
     # lesson 5: the drop, linear scaling, warm-up's cost, growing the batch (its printed tables)
     Claim("05", "linear scaling recovers almost all of the drop up to k = 16",
           rf"^\s+512\s+{F.format('same')}\s+{F.format('scaled')}\s+{F.format('warm')}\s+40$",
@@ -185,6 +205,11 @@ CLAIMS = [
           rf"dev loss {F.format('loss')} \(3 sentences, (?P<ranks>\d) ranks\)",
           lambda v: True, "prints the same loss on 4 ranks as on one process", verdict=False),
     # lesson 7: the split is exact
+    Claim("07", "both splits are exact; tensor parallelism sends another amount, in other messages",
+          rf"verdict: both splits are exact; the tensor-parallel step sent {F.format('x')}x the "
+          rf"bytes of the layer-wise one, in {F.format('tp')} messages against {F.format('lw')}",
+          lambda v: v["x"] > 0 and v["tp"] > 0 and v["lw"] > 0,
+          "Both splits are exact"),
     Claim("07", "the split translator's loss is the whole one's",
           rf"loss: split {F.format('a')}, one process {F.format('b')}",
           lambda v: v["a"] == v["b"], "The losses agree to the last digit printed", verdict=False),

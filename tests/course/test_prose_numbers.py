@@ -14,6 +14,7 @@ import re
 
 import nbformat
 import pytest
+
 from tests.course.lessontext import NUMBERS, notebook, prose
 from tests.course.test_claims import CLAIMS
 
