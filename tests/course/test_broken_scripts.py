@@ -7,6 +7,7 @@ a job of the same supervisor, ``dlhack.jobs.run``, which kills it and all it sta
 comparisons are ``slow``; every kind of bug keeps a fast test.
 """
 import io
+import os
 import shutil
 import sys
 
