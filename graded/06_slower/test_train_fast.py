@@ -1,16 +1,20 @@
 """Lab 6 (06_slower): the learner's train_fast.py, train_slow.py without its slow-downs.
 
 Each test runs the script at 1, 2 and 3 ranks (slower.py, watch.py) with 60 training, 30 dev and
-25 test sentences and --batchsize 4, and grades what does not depend on the machine's load:
-sentences per rank per epoch, the per-rank batch, BLAS threads per rank, who evaluates and who
-translates, and which devices each rank chooses. No test reads a clock.
+25 test sentences and --batchsize 4, on simulated nodes of 16 cores, and grades what does not
+depend on the machine's load: which sentences each rank trains on, the per-rank batch, BLAS
+threads per rank, how many sentences each rank evaluates and translates, the BLEU it prints
+(against the grader's own), and, with --gpu on 2 simulated nodes, which devices each rank
+chooses and which ranks write. No test reads a clock.
 """
 import math
-import os
+from collections import Counter
 
 import pytest
 from slower import (
     BATCH,
+    CORES,
+    GPU_HOSTS,
     N_DEV,
     N_TEST,
     N_TRAIN,
@@ -19,6 +23,8 @@ from slower import (
     learner_job,
     prefetch,
     ranks_text,
+    reference,
+    threads_asked,
 )
 
 TIMEOUT = 600  # s: three or four jobs of a few seconds each (and waits for other tests' jobs)
@@ -33,7 +39,9 @@ def jobs_started(submission):
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
 def test_sentences_per_rank_per_epoch(submission):
-    """Each rank's epoch is its shard of the corpus, about n / N sentences, not the whole corpus."""
+    """Each rank's epoch is its shard of the corpus, about n / N sentences, not the whole corpus,
+    and the shards together hold every sentence once (or padded, as scatter_dataset pads)."""
+    corpus = Counter(reference()["train"])
     for n in RANKS:
         job = learner_job(submission, n)
         most = math.ceil(N_TRAIN / n)
@@ -42,6 +50,14 @@ def test_sentences_per_rank_per_epoch(submission):
                 fail(f"the corpus: at {ranks_text(n)} rank {rank} trains on {rec['shard']} "
                      f"sentences per epoch, where {most} would do ({N_TRAIN} / {n}): every rank "
                      f"repeats the others' work; give each its shard (chainermn.scatter_dataset)")
+        held = Counter(i for rec in job.records for i in rec["shard_ids"])
+        missing = sum((corpus - held).values())
+        if missing or sum((held - corpus).values()) >= n:
+            fail(f"the corpus: at {ranks_text(n)} the shards hold "
+                 f"{[rec['shard'] for rec in job.records]} sentences, the right sizes, but miss "
+                 f"{missing} of the {N_TRAIN} training sentences and repeat others: the shards "
+                 f"must split one order of the corpus (scatter_dataset with the same seed on "
+                 f"every rank, not a per-rank seed or the same slice everywhere)")
 
 
 @pytest.mark.points(1)
@@ -61,28 +77,37 @@ def test_batch_per_rank(submission):
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
 def test_blas_threads_per_rank(submission):
-    """Started with no thread settings, the ranks' BLAS threads do not outnumber the cores."""
-    cores = os.cpu_count() or 1
+    """Started with no thread settings on a simulated node of 16 cores, the ranks' BLAS threads
+    (every variable OpenBLAS reads) do not outnumber the cores."""
     for n in RANKS:
         job = learner_job(submission, n)
         for rank, rec in enumerate(job.records):
-            if rec["blas_threads"] * n > max(n, cores):
-                fail(f"the threads: at {ranks_text(n)} rank {rank} runs {rec['blas_threads']} "
-                     f"BLAS threads: {rec['blas_threads'] * n} threads for {cores} cores, which "
-                     f"take turns and wait for each other; one BLAS thread per rank "
-                     f"(OMP_NUM_THREADS=1, set before numpy is imported)")
+            threads = threads_asked(rec)
+            if threads * n > max(n, CORES):
+                asked = {k: v for k, v in (rec.get("blas_env") or {}).items() if v}
+                fail(f"the threads: at {ranks_text(n)} on a node of {CORES} cores, rank {rank} "
+                     f"runs {threads} BLAS threads (numpy was imported with {asked or 'no thread setting'}"
+                     f"): {threads * n} threads for {CORES} cores, which take turns and wait for "
+                     f"each other; one BLAS thread per rank (OMP_NUM_THREADS=1 and "
+                     f"OPENBLAS_NUM_THREADS=1, set before numpy is imported)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
 def test_who_evaluates(submission):
-    """Each dev sentence is scored by one rank (the multi-node evaluator when ranks share them)."""
+    """The ranks share the dev set: each scores about n / N sentences (the multi-node evaluator
+    averaging their losses), not one rank all of them, nor every rank all of them."""
     for n in RANKS:
         job = learner_job(submission, n)
         evaluators = [ev for rec in job.records for ev in rec["evaluators"]]
         scored = sum(ev["sentences"] for ev in evaluators)
         if not evaluators:
             fail(f"the evaluation: at {ranks_text(n)} no rank evaluates on the dev set any more")
+        per_rank = [sum(ev["sentences"] for ev in rec["evaluators"]) for rec in job.records]
+        if scored < N_DEV + n and max(per_rank) > math.ceil(N_DEV / n):
+            fail(f"the evaluation: at {ranks_text(n)} the ranks score {per_rank} dev sentences: "
+                 f"one rank evaluates while the others wait for it at the next allreduce; "
+                 f"scatter the dev set and let every rank score its share")
         if scored >= N_DEV + n:
             fail(f"the evaluation: at {ranks_text(n)} the ranks score {scored} dev sentences "
                  f"for {N_DEV} ({[ev['sentences'] for ev in evaluators]} per rank): each "
@@ -96,25 +121,55 @@ def test_who_evaluates(submission):
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
 def test_who_translates(submission):
-    """BLEU's test sentences are translated once in all, not once per rank."""
+    """BLEU's test sentences are shared: each translated once, by one rank, each rank its share;
+    the printed score is the corpus BLEU of them all, as the grader computes it."""
+    want = reference()
     for n in RANKS:
         job = learner_job(submission, n)
         per_rank = [rec["translated"] for rec in job.records]
         if sum(per_rank) != N_TEST:
             fail(f"BLEU: at {ranks_text(n)} the ranks translate {per_rank} test sentences, "
                  f"{sum(per_rank)} for {N_TEST}: translate each once (a shard per rank, the "
-                 f"hypotheses gathered and scored on one rank; or rank 0 alone)")
-        if "test BLEU" not in job.output:
+                 f"hypotheses gathered and scored on one rank)")
+        if max(per_rank) > math.ceil(N_TEST / n):
+            fail(f"BLEU: at {ranks_text(n)} the ranks translate {per_rank} test sentences: one "
+                 f"rank translates while the others wait; give each rank its share "
+                 f"(scatter_dataset(..., force_equal_length=False))")
+        seen = Counter(i for rec in job.records for i in rec["translated_ids"])
+        if seen != Counter(want["test"]):
+            fail(f"BLEU: at {ranks_text(n)} the ranks translate {per_rank} sentences, but not "
+                 f"each test sentence once: the shards must split the test set")
+        printed = [line for line in job.output.splitlines() if "test BLEU" in line]
+        if not printed:
             fail(f"BLEU: at {ranks_text(n)} nothing printed 'test BLEU': keep the score")
+        if len(printed) > 1:
+            fail(f"BLEU: at {ranks_text(n)} 'test BLEU' was printed {len(printed)} times: "
+                 f"only rank 0 prints")
+        try:
+            got = float(printed[0].split("test BLEU")[1].split()[0])
+        except (IndexError, ValueError):
+            fail(f"BLEU: at {ranks_text(n)} the script printed {printed[0]!r}; keep "
+                 f"train_slow.py's line, 'test BLEU 12.34'")
+        if abs(got - want["bleu"]) > 0.0051:
+            fail(f"BLEU: at {ranks_text(n)} the script printed test BLEU {got:.2f}, but the "
+                 f"{N_TEST} sentences its ranks translated score {want['bleu']:.2f} together: "
+                 f"corpus BLEU is not a mean over ranks nor one rank's share; gather every "
+                 f"rank's hypotheses and score them once (bleu_of(..., comm))")
 
 
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
 def test_one_device_per_rank(submission):
-    """With --gpu (simulated on CPU), each rank chooses one GPU, once: its intra_rank."""
+    """With --gpu (simulated on CPU), on 2 simulated nodes (in blocks and round-robin), each
+    rank chooses one GPU, once: its intra_rank; and only rank 0 writes the log and snapshot."""
     for n in RANKS[1:]:
         job = learner_job(submission, n, gpu=True)
         for rank, rec in enumerate(job.records):
+            if rank and rec.get("writers"):
+                fail(f"the writers: with --gpu at {ranks_text(n)} on 2 nodes "
+                     f"({GPU_HOSTS[n]}), rank {rank} (on {rec['host']}) also runs "
+                     f"{', '.join(rec['writers'])}: only rank 0 writes (comm.rank == 0, not "
+                     f"comm.intra_rank == 0, which is true once on every node)")
             comm = next((e for e in rec["events"] if e[0] == "communicator"), None)
             if comm is None:
                 fail(f"the device: rank {rank} creates no ChainerMN communicator")
@@ -122,8 +177,8 @@ def test_one_device_per_rank(submission):
             gpus = [e[1] for e in rec["events"] if e[0] == "device" and e[1].startswith("@cupy")]
             wrong = sorted(set(gpus) - {want})
             if wrong or not gpus:
-                fail(f"the device: with --gpu at {ranks_text(n)}, rank {rank} (intra_rank "
-                     f"{comm[2]}) chose {', '.join(gpus) or 'no GPU'}: "
+                fail(f"the device: with --gpu at {ranks_text(n)} on 2 nodes ({GPU_HOSTS[n]}), "
+                     f"rank {rank} (intra_rank {comm[2]} on {rec['host']}) chose {', '.join(gpus) or 'no GPU'}: "
                      + (f"each rank that touches {wrong[0]} makes a CUDA context there (memory "
                         f"and time on a GPU that belongs to another rank); " if wrong else "")
                      + f"choose {want} once, after the communicator (simulated on CPU)")

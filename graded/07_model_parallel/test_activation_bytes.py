@@ -1,6 +1,8 @@
 """Exercise 2 of lab 07: ``activation_bytes(batchsize, src_length, n_layers, n_units,
 attention)``: what rank 0 sends forward per step (rank 1 sends as much back)."""
+import numpy as np
 import pytest
+from labtools import draw_seed, drawn
 
 CASES = [  # (batchsize, src_length, n_layers, n_units, attention)
     (5, 8, 2, 16, True), (64, 20, 2, 128, True), (64, 20, 3, 256, False), (1, 1, 1, 1, True)]
@@ -15,8 +17,13 @@ def reference(batchsize, src_length, n_layers, n_units, attention):
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=30)
 def test_bytes_of_the_encoder_states(submission):
-    """hy, cy (n_layers, B, H) and, with attention only, enc (B, S, H), in float32."""
-    for case in CASES:
+    """hy, cy (n_layers, B, H) and, with attention only, enc (B, S, H), in float32: chosen
+    sizes, then 50 drawn ones."""
+    seed = draw_seed()
+    rng = np.random.RandomState(seed)
+    draws = [(int(rng.randint(1, 257)), int(rng.randint(1, 101)), int(rng.randint(1, 9)),
+              int(rng.randint(1, 1025)), bool(rng.randint(2))) for _ in range(50)]
+    for i, case in enumerate(CASES + draws):
         got, want = submission.activation_bytes(*case), reference(*case)
         b, s, n_layers, h, attention = case
         hint = ""
@@ -31,4 +38,5 @@ def test_bytes_of_the_encoder_states(submission):
         elif got == 4 * (n_layers * b * h + (b * s * h if attention else 0)):
             hint = ": the LSTM has two states per layer, h and c, and both are sent"
         assert got == want, (f"activation_bytes(batchsize={b}, src_length={s}, n_layers={n_layers}, "
-                             f"n_units={h}, attention={attention}) = {got}, expected {want}{hint}")
+                             f"n_units={h}, attention={attention}) = {got}, expected {want}{hint}"
+                             + (drawn(seed) if i >= len(CASES) else ""))
