@@ -46,7 +46,7 @@ def problem_with(seen, failed, error):
                     f"or None)" + (f"; a {error.__name__} must be caught as well as any other "
                                    f"error (except Exception)" if kind == error.__name__ else ""))
         if f"ranks {failed}" not in text:
-            return (f"rank {rank}'s RuntimeError says {text!r}; it should name every failed rank "
+            return (f"rank {rank}'s RuntimeError says {text!r}; it should name the failed ranks "
                     f"as a list, here 'step failed on ranks {failed}: ...'")
         if first not in text:
             return (f"rank {rank}'s RuntimeError says {text!r}; it should say what went wrong on "

@@ -27,20 +27,21 @@ def cuts(items, size, rng):
 
 def hint(got, hyps_by_rank, refs_by_rank, hyps, refs):
     scores = [corpus_bleu(h, r) for h, r in zip(hyps_by_rank, refs_by_rank) if h]
+    unique = dict.fromkeys((tuple(h), tuple(r)) for h, r in zip(hyps, refs))
+    deduplicated = corpus_bleu([list(h) for h, _ in unique], [list(r) for _, r in unique])
+    if len(unique) < len(hyps) and abs(got - deduplicated) < 1e-6:
+        return (": that leaves out repeated sentences; a sentence that occurs twice in the "
+                "corpus counts twice")
     if len(scores) > 1 and abs(got - sum(scores) / len(scores)) < 1e-6:
         return (": that is the mean of the ranks' BLEU scores; corpus BLEU adds up n-gram "
                 "counts over every sentence first, so gather the sentences and score them once")
-    if abs(got - max(scores)) < 1e-6 or (hyps_by_rank[0] and abs(got - scores[0]) < 1e-6):
+    if any(abs(got - score) < 1e-6 for score in scores):
         return (": that is one rank's own BLEU (its sentences only); gather every rank's "
                 "sentences and score them together")
     each = [corpus_bleu([h], [r]) for h, r in zip(hyps, refs)]
     if abs(got - sum(each) / len(each)) < 1e-6:
         return (": that is the mean of per-sentence BLEU; corpus BLEU pools the n-gram counts "
                 "of every sentence, then scores once")
-    unique = dict.fromkeys((tuple(h), tuple(r)) for h, r in zip(hyps, refs))
-    if abs(got - corpus_bleu([list(h) for h, _ in unique], [list(r) for _, r in unique])) < 1e-6:
-        return (": that leaves out repeated sentences; a sentence that occurs twice in the "
-                "corpus counts twice")
     return ""
 
 
