@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlhack.grade import sandbox
-from dlhack.grade.checker import TestRun, decide
+from dlhack.grade.checker import CheckRequest, decide
 from dlhack.grade.plan import RANK_SCRIPT, child_env, repo_root, write_files
 from dlhack.grade.stopearly import stops_after
 from dlhack.grade.verdict import Evidence, summarize
@@ -73,6 +73,8 @@ from dlhack.jobs import supervise
 from dlhack.jobs.runfiles import output_tail
 
 DUMP_WAIT_S = 1.0  # s: how long ranks that never reported get to dump their stacks
+UNCHECKED = ("this test has no check half (check_NAME in its file), so nothing outside your "
+             "code can decide it; the grader refuses a rank's own verdict, and it scores 0")
 RANK_SIBLINGS = ("guard", "recorder", "obsformat", "traffic")  # loaded by pytest_in_rank.py
 
 
@@ -238,11 +240,12 @@ def _decided(test, job, watch, i):
     """Each rank's record of test ``i``; for a test with a check half, its "passed" replaced
     by the checker's verdict (checker.decide), asked once per test and launch."""
     records = {rank: record for (rank, j), record in watch.records.items() if j == i}
-    if not test.checked or job.checker is None:
-        return records
+    if not test.checked:  # a rank's own "passed" decides nothing (the threat model, README)
+        return {rank: {**record, "outcome": "error", "message": UNCHECKED}
+                if record["outcome"] == "passed" else record for rank, record in records.items()}
     key = (i, tuple(sorted((r, rec.get("outcome")) for r, rec in records.items())))
     if key not in watch.decided:
-        case = TestRun(test, watch.run_dir, i, watch.ranks, watch.seed, job.shim[1])
+        case = CheckRequest(test, watch.run_dir, i, watch.ranks, watch.seed, job.shim[1])
         watch.decided[key] = decide(job.checker, case, records)
     return watch.decided[key]
 

@@ -1,7 +1,7 @@
 """The grader's side of its checking process: where every graded test's outcome is decided.
 
     checker = Checker(plan, folder)     # one per grading (schedule.grade); starts at once
-    records = decide(checker, TestRun(test, run_dir, index, ranks, seed, shim), records)
+    records = decide(checker, CheckRequest(test, run_dir, index, ranks, seed, shim), records)
     checker.close()
 
 A graded test has two halves (graded/README.md): ``test_NAME`` runs in every rank beside learner
@@ -40,7 +40,7 @@ class CheckerError(Exception):
 
 
 @dataclass
-class TestRun:
+class CheckRequest:
     """One test's run in one launch, as the checker needs it."""
 
     test: object       # plan.GradedTest

@@ -24,11 +24,6 @@ from dlhack.jobs.mpiexec import one_thread_env, without_launcher
 
 ENV_ROOT = "DLHACK_ROOT"
 DEFAULT_TIMEOUT = 30.0
-# TRANSITIONAL (issue 24): while True, a graded test without a check half (``check_NAME``) is
-# still decided by its own rank's record, as every test was before; labs are being converted.
-# Once every lab is, delete this switch and what reads it (grep IN_RANK_VERDICTS): a test
-# without a check half is then a LabError.
-IN_RANK_VERDICTS = True
 RANK_SCRIPT = Path(__file__).with_name("pytest_in_rank.py")  # run by its path
 # The copied test tree gets its own ini file: pytest must not climb into a project's pyproject.
 PYTEST_INI = (b"[pytest]\naddopts =\nmarkers =\n    points: what the test is worth\n"
@@ -202,9 +197,6 @@ def _collect(lab, files):
         stem = item["file"][:-3]
         if not stem.startswith("test_"):
             raise LabError(f"{item['nodeid']}: graded test files are named test_EXERCISE.py")
-        if not item["checked"] and not IN_RANK_VERDICTS:
-            raise LabError(f"{item['nodeid']}: no check_{item['name'].split('[')[0][5:]} beside "
-                           f"it; every graded test is decided outside the ranks (graded/README.md)")
         tests.append(GradedTest(
             nodeid=item["nodeid"], exercise=stem[len("test_"):], name=item["name"],
             ranks=tuple(sorted(set(item["ranks"]))), points=float(item["points"]),

@@ -113,6 +113,26 @@ def load_shim(path):
         return None, f"the grader's MPI shim did not load: {err}"
 
 
+def checked_shim(shim, why_not, private, rank):
+    """The shim if it opened this rank's log; else None, and ``pmpi.RANK.error`` says why."""
+    if shim is not None and not (private / f"traffic.{rank}").is_file():
+        shim, why_not = None, "the grader's MPI shim opened no log"
+    if why_not:
+        (private / f"pmpi.{rank}.error").write_text(why_not)
+    return shim
+
+
+def guarded():
+    """``(guard, Recorder)``: the guard with this script's own parts snapshotted (the rest once
+    pytest has collected the tests), and the recorder's class."""
+    guard = load_sibling("guard").Guard()
+    recorder_class = load_sibling("recorder").Recorder
+    guard.take_object("Recorder", recorder_class)
+    guard.take_object("pytest_in_rank.judge", judge)
+    guard.take_object("pytest_in_rank._write", _write)
+    return guard, recorder_class
+
+
 def judge(record, changed):
     """The record, overruled when what the checks rest on was replaced."""
     if changed:
@@ -143,10 +163,7 @@ def run(root, nodeids):
     os.environ.pop("DLHACK_TRAFFIC", None)  # what learner code starts is not logged
     comm = MPI.COMM_WORLD
     rank, size = comm.rank, comm.size
-    if shim is not None and not (private / f"traffic.{rank}").is_file():
-        shim, shim_error = None, "the grader's MPI shim opened no log"
-    if shim_error:
-        (private / f"pmpi.{rank}.error").write_text(shim_error)
+    shim = checked_shim(shim, shim_error, private, rank)
     obsformat, marks = load_sibling("obsformat"), load_sibling("traffic").marks
     index = {nodeid: i for i, nodeid in enumerate(nodeids)}
     written = set()
@@ -174,12 +191,8 @@ def run(root, nodeids):
         _write(private, f"result.{rank}.{i}.json", judge(record, guard.changed()))
         written.add(nodeid)
 
-    guard = load_sibling("guard").Guard()
-    recorder_class = load_sibling("recorder").Recorder
+    guard, recorder_class = guarded()
     recorder = recorder_class(guard, root, begin, finish, seed)
-    guard.take_object("Recorder", recorder_class)  # the rest once pytest has collected the tests
-    guard.take_object("pytest_in_rank.judge", judge)
-    guard.take_object("pytest_in_rank._write", _write)
     comm.Barrier()
     clock[0] = time.monotonic()
     exit_code = pytest.main([str(Path(root) / nodeid) for nodeid in nodeids]

@@ -192,6 +192,11 @@ def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slo
         shutil.rmtree(base, ignore_errors=True)
     result = score(plan, tests, runs)
     warnings = list(submission.errors) + ([f"dlhack: {shim[1]}"] if shim[1] else [])
+    unchecked = [t.name for t in tests if not t.checked]
+    if unchecked:
+        warnings.append(f"dlhack: {len(unchecked)} graded test(s) of {plan.lab} have no check "
+                        f"half and score 0 whatever the answers ({', '.join(unchecked[:3])}...): "
+                        f"the lab's tests are being converted (graded/README.md)")
     result.update(warnings=warnings, duration_s=round(time.monotonic() - start, 2),
                   limits={"timeout_s": timeout, "memory_mb": memory_mb}, sandboxed=not trusted)
     return result
