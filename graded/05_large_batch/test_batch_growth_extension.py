@@ -5,7 +5,7 @@ import bisect
 import chainer
 import numpy as np
 import pytest
-from labtools import draw_seed, drawn
+from labtools import drawn
 from schedule_runs import check_extension, first_difference, tiny_run
 
 
@@ -48,24 +48,35 @@ def describe(seen, *case):
     return sentence
 
 
-def run_case(submission, batchsize, milestones, factor, start, optimizer, epochs=3):
-    """Problem with ``batch_growth_extension(batchsize, milestones, factor)`` over ``epochs`` of
-    64 examples, the iterator created with batch ``start``: None, or a sentence."""
+def observe_case(submission, batchsize, milestones, factor, start, optimizer, epochs=3):
+    """What ``batch_growth_extension(batchsize, milestones, factor)`` did over ``epochs`` of 64
+    examples, the iterator created with batch ``start``: a dict for the check half."""
     ext = submission.batch_growth_extension(batchsize, list(milestones), factor)
     problem = check_extension(ext, "batch_growth_extension")
     if problem:
-        return problem, []
+        return {"problem": problem}
     seen, iterator, losses = tiny_run(ext, optimizer, batchsize=start, epochs=epochs)
-    got = [size for _, _, size in seen]
+    return {"problem": None, "seen": [[float(e), int(b)] for e, _, b in seen],
+            "final": [float(iterator.epoch_detail), int(iterator.batch_size)],
+            "losses": [losses[0], losses[-1]]}
+
+
+def check_case(got, batchsize, milestones, factor, start):
+    """None, or a sentence on what the observed run (``observe_case``) did wrong."""
+    if got["problem"]:
+        return got["problem"]
+    seen = [(e, None, b) for e, b in got["seen"]]
+    sizes = [b for _, _, b in seen]
     want = [schedule(batchsize, milestones, factor, epoch) for epoch, _, _ in seen]
-    problem = first_difference(got, want, describe(seen, batchsize, milestones, factor, start))
-    if problem and set(got) == {start}:
+    problem = first_difference(sizes, want, describe(seen, batchsize, milestones, factor, start))
+    if problem and set(sizes) == {start}:
         problem = (f"every batch had the iterator's original size {start}: set "
                    f"trainer.updater.get_iterator('main').batch_size in the extension")
-    final = schedule(batchsize, milestones, factor, iterator.epoch_detail)
-    if not problem and iterator.batch_size != final:
-        problem = f"the iterator ends with batch_size {iterator.batch_size}, expected {final}"
-    return problem, losses
+    epoch, size = got["final"]
+    final = schedule(batchsize, milestones, factor, epoch)
+    if not problem and size != final:
+        problem = f"the iterator ends with batch_size {size}, expected {final}"
+    return problem
 
 
 def drawn_cases(seed, n=4):
@@ -83,28 +94,43 @@ def drawn_cases(seed, n=4):
 
 
 @pytest.mark.points(2)
-@pytest.mark.mpi(ranks=[1], timeout=40)
-def test_changes_the_iterator_batch(submission):
+@pytest.mark.mpi(ranks=[1], timeout=60)
+def test_changes_the_iterator_batch(submission, observe, seed):
     """64 examples, batch 8 doubled at epochs 1 and 2: 8 batches of 8, 4 of 16, 2 of 32; then
     drawn start batches, factors and (fractional, unordered) milestones."""
-    problem, _ = run_case(submission, 8, [1, 2], 2, 3, chainer.optimizers.SGD(lr=0.1))
-    assert problem is None, problem
-    seed = draw_seed()
+    runs = [observe_case(submission, 8, [1, 2], 2, 3, chainer.optimizers.SGD(lr=0.1))]
     for batchsize, milestones, factor, start in drawn_cases(seed):
-        problem, _ = run_case(submission, batchsize, milestones, factor, start,
-                              chainer.optimizers.SGD(lr=0.1))
-        assert problem is None, (
-            f"batch_growth_extension({batchsize}, {milestones}, {factor}), the iterator made with "
-            f"batch {start}: {problem}" + drawn(seed))
+        runs.append(observe_case(submission, batchsize, milestones, factor, start,
+                                 chainer.optimizers.SGD(lr=0.1)))
+    observe(runs=runs)
+
+
+def check_changes_the_iterator_batch(obs, run):
+    cases = [(8, [1, 2], 2, 3), *drawn_cases(run.seed)]
+    for i, (got, (batchsize, milestones, factor, start)) in enumerate(zip(obs["runs"], cases)):
+        problem = check_case(got, batchsize, milestones, factor, start)
+        if problem and i:
+            return (f"batch_growth_extension({batchsize}, {milestones}, {factor}), the iterator "
+                    f"made with batch {start}: {problem}" + drawn(run.seed))
+        if problem:
+            return problem
+    return None
 
 
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[1], timeout=40)
-def test_short_run_needs_fewer_updates(submission):
+def test_short_run_needs_fewer_updates(submission, observe):
     """4 epochs, batch 4 tripled at epochs 2.5 and 1.5 (given in that order, the iterator made
     with batch 8): fewer updates than at batch 4 throughout; it learns."""
-    problem, losses = run_case(submission, 4, [2.5, 1.5], 3, 8,
-                               chainer.optimizers.MomentumSGD(lr=0.2), epochs=4)
-    assert problem is None, problem
-    assert losses[-1] < 0.8 * losses[0], (
-        f"the training loss went from {losses[0]:.3f} to {losses[-1]:.3f}: the run did not learn")
+    observe(run=observe_case(submission, 4, [2.5, 1.5], 3, 8,
+                             chainer.optimizers.MomentumSGD(lr=0.2), epochs=4))
+
+
+def check_short_run_needs_fewer_updates(obs, run):
+    problem = check_case(obs["run"], 4, [2.5, 1.5], 3, 8)
+    if problem:
+        return problem
+    first, last = obs["run"]["losses"]
+    if not last < 0.8 * first:
+        return f"the training loss went from {first:.3f} to {last:.3f}: the run did not learn"
+    return None

@@ -6,7 +6,7 @@ Which ranks fail, and with which kind of error, is drawn as well as fixed.
 """
 import numpy as np
 import pytest
-from labtools import draw_seed, drawn
+from labtools import drawn
 
 
 class BadShard(Exception):
@@ -15,13 +15,14 @@ class BadShard(Exception):
 
 def outcome(submission, comm, step):
     try:
-        return ("returned", submission.all_or_nothing(comm, step))
+        got = submission.all_or_nothing(comm, step)
     except NotImplementedError:
         raise  # a stub: the grader says "not yet done"
     except RuntimeError as err:
         return ("RuntimeError", str(err))
     except Exception as err:  # noqa: BLE001 - the answer let another error through
         return (type(err).__name__, str(err))
+    return ("returned", got if isinstance(got, (int, float, str, type(None))) else repr(got))
 
 
 def failing_on(ranks, rank, error=BadShard, calls=None):
@@ -55,42 +56,64 @@ def problem_with(seen, failed, error):
     return None
 
 
+def scenarios(seed, size):
+    """Rank 1 failing with BadShard, then drawn ranks failing with a drawn kind of error."""
+    rng = np.random.RandomState(seed)
+    out = [([1], BadShard)]
+    for _ in range(2):
+        failed = sorted(int(r) for r in rng.choice(size, rng.randint(1, size + 1), replace=False))
+        out.append((failed, [BadShard, ValueError, ZeroDivisionError, OSError][rng.randint(4)]))
+    return out
+
+
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[2, 3, 4], timeout=15)
-def test_an_error_on_one_rank_reaches_every_rank(submission, comm):
+def test_an_error_on_one_rank_reaches_every_rank(submission, comm, observe, seed):
     """``step`` raises on rank 1 only: every rank raises RuntimeError naming ranks [1] and its
     error; then drawn ranks fail with a drawn kind of error."""
     report = comm.Dup()  # the test's own messages never meet the answer's collectives
-    seen = report.allgather(outcome(submission, comm, failing_on({1}, comm.rank)))
-    problem = problem_with(seen, [1], BadShard)
-    assert problem is None, problem
-    seed = draw_seed(comm)
-    rng = np.random.RandomState(seed)
-    for _ in range(2):
-        failed = sorted(int(r) for r in rng.choice(comm.size, rng.randint(1, comm.size + 1),
-                                                   replace=False))
-        error = [BadShard, ValueError, ZeroDivisionError, OSError][rng.randint(4)]
-        seen = report.allgather(outcome(submission, comm,
-                                        failing_on(set(failed), comm.rank, error)))
-        problem = problem_with(seen, failed, error)
-        assert problem is None, (f"step failing on ranks {failed} with {error.__name__}: "
-                                 f"{problem}" + drawn(seed))
+    seen = []
+    for failed, error in scenarios(seed, comm.size):
+        seen.append(list(outcome(submission, comm, failing_on(set(failed), comm.rank, error))))
+        observe(seen=seen)
+        report.barrier()  # a rank that left early waits here, not in the answer's collective
+    report.Free()
+
+
+def check_an_error_on_one_rank_reaches_every_rank(obs, run):
+    everyone = [run.observed(r)["seen"] for r in range(run.size)]
+    for i, (failed, error) in enumerate(scenarios(run.seed, run.size)):
+        problem = problem_with([seen[i] for seen in everyone], failed, error)
+        if problem and i:
+            return (f"step failing on ranks {failed} with {error.__name__}: {problem}"
+                    + drawn(run.seed))
+        if problem:
+            return problem
+    return None
 
 
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[1, 3], timeout=15)
-def test_success_and_failure_everywhere(submission, comm):
+def test_success_and_failure_everywhere(submission, comm, observe):
     """Nothing fails: each rank gets its own result, from one call of step. Everything fails:
     all ranks are named."""
     calls = []
     mine = outcome(submission, comm, failing_on(set(), comm.rank, calls=calls))
-    assert mine == ("returned", comm.rank * 10), (
-        f"step returned {comm.rank * 10} on rank {comm.rank}; all_or_nothing gave {mine}")
-    assert len(calls) == 1, (
-        f"all_or_nothing called step() {len(calls)} times on rank {comm.rank}; call it once and "
-        f"keep what it returned (a step trains or loads: it must not run twice)")
     everyone = list(range(comm.size))
-    kind, text = outcome(submission, comm, failing_on(set(everyone), comm.rank))
-    assert kind == "RuntimeError" and f"ranks {everyone}" in text, (
-        f"step failed on every rank; expected RuntimeError naming ranks {everyone}, got "
-        f"{kind}: {text!r}")
+    observe(mine=list(mine), calls=len(calls),
+            failed=list(outcome(submission, comm, failing_on(set(everyone), comm.rank))))
+
+
+def check_success_and_failure_everywhere(obs, run):
+    if obs["mine"] != ["returned", run.rank * 10]:
+        return (f"step returned {run.rank * 10} on rank {run.rank}; all_or_nothing gave "
+                f"{tuple(obs['mine'])}")
+    if obs["calls"] != 1:
+        return (f"all_or_nothing called step() {obs['calls']} times on rank {run.rank}; call it "
+                f"once and keep what it returned (a step trains or loads: it must not run twice)")
+    everyone = list(range(run.size))
+    kind, text = obs["failed"]
+    if kind != "RuntimeError" or f"ranks {everyone}" not in text:
+        return (f"step failed on every rank; expected RuntimeError naming ranks {everyone}, got "
+                f"{kind}: {text!r}")
+    return None

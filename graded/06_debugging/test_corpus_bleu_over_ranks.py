@@ -8,7 +8,7 @@ the shard cuts are drawn; some sentences occur twice, as real corpora have them.
 import numpy as np
 import pytest
 from lab06 import corpus_bleu, sentences, uneven_shards
-from labtools import draw_seed, drawn
+from labtools import drawn
 
 
 def corpus(seed):
@@ -45,13 +45,12 @@ def hint(got, hyps_by_rank, refs_by_rank, hyps, refs):
     return ""
 
 
-def check(submission, comm, hyps, refs, shard):
-    mine_h, mine_r = shard(hyps)[comm.rank], shard(refs)[comm.rank]
-    got = submission.corpus_bleu_over_ranks(comm, mine_h, mine_r)
-    everyone = comm.allgather(got if isinstance(got, (float, int, type(None))) else repr(got))
-    hyps_by_rank, refs_by_rank = comm.allgather(mine_h), comm.allgather(mine_r)
+def problem_with(values, hyps_by_rank, refs_by_rank):
+    """None, or what is wrong with the first rank's value (``values[rank]``)."""
+    hyps = [h for part in hyps_by_rank for h in part]
+    refs = [r for part in refs_by_rank for r in part]
     want = corpus_bleu(hyps, refs)
-    for rank, value in enumerate(everyone):
+    for rank, value in enumerate(values):
         if not isinstance(value, float):
             return f"rank {rank} returned {value!r}, expected the float {want:.4f} on every rank"
         if abs(value - want) > 1e-6:
@@ -61,18 +60,39 @@ def check(submission, comm, hyps, refs, shard):
     return None
 
 
+def cases(seed, size):
+    """(hypotheses by rank, references by rank): 24 sentences in shards of very different sizes;
+    then drawn sentences (some repeated) cut at drawn places."""
+    hyps, refs = sentences()
+    out = [(uneven_shards(hyps, size), uneven_shards(refs, size))]
+    hyps, refs = corpus(seed)
+    parts = cuts(list(range(len(hyps))), size, np.random.RandomState(seed))
+    out.append(([[hyps[i] for i in p] for p in parts], [[refs[i] for i in p] for p in parts]))
+    return out
+
+
+def as_value(got):
+    if isinstance(got, np.floating):
+        return float(got)
+    return got if isinstance(got, (float, int, type(None))) else repr(got)
+
+
 @pytest.mark.points(3)
 @pytest.mark.mpi(ranks=[2, 3, 4], timeout=30)
-def test_equals_one_process_corpus_bleu(submission, comm):
+def test_equals_one_process_corpus_bleu(submission, comm, observe, seed):
     """Every rank gets one process's corpus BLEU: 24 sentences in shards of very different
     sizes, then drawn sentences (some repeated) cut at drawn places."""
-    hyps, refs = sentences()
-    problem = check(submission, comm, hyps, refs, lambda items: uneven_shards(items, comm.size))
-    assert problem is None, problem
-    seed = draw_seed(comm)
-    hyps, refs = corpus(seed)
-    rng = np.random.RandomState(seed)
-    bounds = cuts(list(range(len(hyps))), comm.size, rng)
-    problem = check(submission, comm, hyps, refs,
-                    lambda items: [[items[i] for i in part] for part in bounds])
-    assert problem is None, problem + drawn(seed)
+    got = []
+    for hyps, refs in cases(seed, comm.size):
+        got.append(as_value(submission.corpus_bleu_over_ranks(comm, hyps[comm.rank],
+                                                               refs[comm.rank])))
+        observe(got=got)
+
+
+def check_equals_one_process_corpus_bleu(obs, run):
+    everyone = [run.observed(r)["got"] for r in range(run.size)]
+    for i, (hyps, refs) in enumerate(cases(run.seed, run.size)):
+        problem = problem_with([got[i] for got in everyone], hyps, refs)
+        if problem:
+            return problem + (drawn(run.seed) if i else "")
+    return None

@@ -6,12 +6,10 @@ The communicator is a stand-in with ChainerMN's ``rank``, ``size``, ``intra_rank
 layout, or for two ranks and two GPUs a node, earns nothing. The rule is the library's
 (dlhack.parallel.devices): GPU ``intra_rank % n_gpus``, ``n_gpus`` being the GPUs a rank sees.
 """
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
-from lab06 import node_comm
-from labtools import draw_seed, drawn
+from lab06 import node_comm, place
+from labtools import drawn
 
 
 def hint(got, node, n_gpus, everyone):
@@ -36,19 +34,21 @@ def hint(got, node, n_gpus, everyone):
     return ""
 
 
-def placement_problem(submission, comm, layout, n_gpus, ranks_per_node):
-    """The same answer on every rank: None, or what is wrong with the first rank that is wrong
-    (every rank reaches the allgather and decides alike, so none is left waiting)."""
+def device_of(submission, comm, layout, n_gpus, ranks_per_node):
+    """What ``select_device`` returned on this rank (or the ValueError it raised), as a string."""
     node = node_comm(comm, ranks_per_node=ranks_per_node, layout=layout)
     try:
         got = submission.select_device(node, n_gpus)
     except ValueError as err:
-        got = f"ValueError: {err}"
-    place = SimpleNamespace(rank=node.rank, intra_rank=node.intra_rank, inter_rank=node.inter_rank,
-                            intra_size=node.intra_size)
-    everyone = comm.allgather((place, got if isinstance(got, str) else repr(got)))
-    where = (f"with {comm.size} ranks laid out {layout}, at most {ranks_per_node} a node, each "
+        return f"ValueError: {err}"
+    return got if isinstance(got, str) else repr(got)
+
+
+def placement_problem(devices, size, layout, n_gpus, ranks_per_node):
+    """None, or what is wrong with the first rank whose device (``devices[rank]``) is wrong."""
+    where = (f"with {size} ranks laid out {layout}, at most {ranks_per_node} a node, each "
              f"rank seeing {n_gpus} GPU(s)")
+    everyone = [(place(r, size, ranks_per_node, layout), d) for r, d in enumerate(devices)]
     for other, device in everyone:
         want = f"@cupy:{other.intra_rank % n_gpus}"
         if device.startswith("ValueError"):
@@ -68,44 +68,53 @@ def drawn_layouts(seed, size, n=4):
     out = []
     for _ in range(n):
         n_gpus = int(rng.randint(1, 5))
-        per_node = int(rng.randint(1, min(size, n_gpus) + 1)) if n_gpus > 1 else int(rng.randint(1, size + 1))
-        out.append((["block", "round-robin"][rng.randint(2)], n_gpus, per_node))
+        most = min(size, n_gpus) if n_gpus > 1 else size
+        out.append((["block", "round-robin"][rng.randint(2)], n_gpus, int(rng.randint(1, most + 1))))
     return out
+
+
+def layouts(seed, size):
+    """Two ranks and two GPUs a node, then one GPU seen by each rank (--gpus-per-task=1), in
+    blocks and round-robin; then drawn layouts."""
+    fixed = [(layout, n_gpus, 2) for n_gpus in (2, 1) for layout in ("block", "round-robin")]
+    return fixed + drawn_layouts(seed, size)
 
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[3, 4], timeout=20)
-def test_one_gpu_per_rank_of_each_node(submission, comm):
-    """Two ranks and two GPUs a node, in blocks and round-robin; one GPU seen by each rank of a
-    node; then drawn layouts: GPU intra_rank % n_gpus."""
-    for n_gpus in (2, 1):  # 1: each rank sees its own GPU only (--gpus-per-task=1)
-        for layout in ("block", "round-robin"):
-            problem = placement_problem(submission, comm, layout, n_gpus, 2)
-            assert problem is None, problem
-    seed = draw_seed(comm)
-    for layout, n_gpus, per_node in drawn_layouts(seed, comm.size):
-        problem = placement_problem(submission, comm, layout, n_gpus, per_node)
-        assert problem is None, problem + drawn(seed)
+def test_one_gpu_per_rank_of_each_node(submission, comm, observe, seed):
+    """Fixed and drawn layouts of nodes and GPUs: GPU intra_rank % n_gpus on every rank."""
+    observe(devices=[device_of(submission, comm, *case) for case in layouts(seed, comm.size)])
+
+
+def check_one_gpu_per_rank_of_each_node(obs, run):
+    everyone = [run.observed(r)["devices"] for r in range(run.size)]
+    for i, case in enumerate(layouts(run.seed, run.size)):
+        problem = placement_problem([devices[i] for devices in everyone], run.size, *case)
+        if problem:
+            return problem + (drawn(run.seed) if i >= 4 else "")
+    return None
 
 
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[3], timeout=20)
-def test_cpu_and_too_few_gpus(submission, comm):
+def test_cpu_and_too_few_gpus(submission, comm, observe):
     """No GPU: "@numpy". Three ranks on a node whose ranks see two GPUs: a ValueError on every
     rank. One rank per node: GPU 0."""
-    node = node_comm(comm, ranks_per_node=comm.size)  # every rank on one node
-    got = submission.select_device(node, 0)
-    assert got == "@numpy", (f"with n_gpus=0 every rank runs on the CPU: expected '@numpy', "
-                             f"got {got!r}")
-    try:
-        got = repr(submission.select_device(node, comm.size - 1))  # one GPU short
-    except ValueError:
-        got = None
-    returned = [r for r, g in enumerate(comm.allgather(got)) if g is not None]
-    assert not returned, (
-        f"{comm.size} ranks on one node, each seeing {comm.size - 1} GPUs: expected ValueError "
-        f"(two ranks would share a GPU) on every rank of the node, but select_device returned on "
-        f"rank(s) {returned}: check intra_size, which every rank of the node shares, not the "
-        f"rank's own place, so that no rank goes on alone")
-    problem = placement_problem(submission, comm, "round-robin", 2, 1)  # a node per rank
-    assert problem is None, problem
+    cpu = device_of(submission, comm, "block", 0, comm.size)  # every rank on one node
+    short = device_of(submission, comm, "block", comm.size - 1, comm.size)  # one GPU short
+    observe(cpu=cpu, short=short, alone=device_of(submission, comm, "round-robin", 2, 1))
+
+
+def check_cpu_and_too_few_gpus(obs, run):
+    if obs["cpu"] != "@numpy":
+        return f"with n_gpus=0 every rank runs on the CPU: expected '@numpy', got {obs['cpu']!r}"
+    shorts = [run.observed(r)["short"] for r in range(run.size)]
+    returned = [r for r, got in enumerate(shorts) if not got.startswith("ValueError")]
+    if returned:
+        return (f"{run.size} ranks on one node, each seeing {run.size - 1} GPUs: expected "
+                f"ValueError (two ranks would share a GPU) on every rank of the node, but "
+                f"select_device returned on rank(s) {returned}: check intra_size, which every "
+                f"rank of the node shares, not the rank's own place, so that no rank goes on alone")
+    return placement_problem([run.observed(r)["alone"] for r in range(run.size)], run.size,
+                             "round-robin", 2, 1)
