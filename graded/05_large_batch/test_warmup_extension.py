@@ -30,12 +30,40 @@ def observe_run(observe, ext, optimizer, attr, **kwargs):
     observe(problem=None, seen=[[float(e), float(r), int(b)] for e, r, b in seen])
 
 
+def mistake(seen, got, base_lr, scale, warmup, start):
+    """The plausible wrong schedule that explains every update's rate, or ""."""
+    def rate(epoch, base=base_lr):
+        return base * (1 + (scale - 1) * min(epoch / warmup, 1))
+    epochs = [epoch for epoch, _, _ in seen]
+    rules = [
+        ([rate(e) for e in [0.0] + epochs[:-1]],
+         ("each update used the rate of the update before: set it from epoch_detail after the "
+         "update (the epoch the next update starts at), not previous_epoch_detail")),
+        ([rate(int(e)) for e in epochs],
+         "the rate changes once an epoch (updater.epoch); use the fraction, epoch_detail"),
+        ([rate(e, start) for e in epochs],
+         f"that warms up from the optimizer's own starting rate ({start}); use base_lr"),
+    ]
+    for want, why in rules:
+        if all(abs(g - w) <= 1e-6 * abs(w) for g, w in zip(got, want)):
+            return ": " + why
+    right = [rate(e) for e in epochs]
+    late = [i for i, e in enumerate(epochs) if e >= warmup]
+    if late and all(abs(got[i] - right[i]) > 1e-9 for i in late) and all(
+            abs(got[i] - right[i]) <= 1e-9 for i in range(late[0])):
+        return (": after the warm-up the rate must still be set (to base_lr * scale) at every "
+                "iteration")
+    return ""
+
+
 def check_run(obs, base_lr, scale, warmup, attr, start):
     if obs["problem"]:
         return obs["problem"]
     seen = obs["seen"]
     got = [rate for _, rate, _ in seen]
     problem = first_difference(got, expected_rates(seen, base_lr, scale, warmup), describe(seen, attr))
+    if problem:
+        problem += mistake(seen, got, base_lr, scale, warmup, start)
     if problem and all(abs(r - start) < 1e-9 for r in got):
         problem = (f"the optimizer's {attr} was never changed (still {start}): set the attribute "
                    f"named by `attr` of trainer.updater.get_optimizer('main') in the extension "

@@ -41,6 +41,9 @@ def hint(args, got):
     if rounded and not np.isclose(got, reference(int(epoch), base_lr, scale, warmup), rtol=1e-9):
         return (": that is the rate at the epoch rounded; use the fraction as it is (the rate "
                     "changes at every update)")
+    if ramp and np.isclose(got, base_lr + (scale - 1) * epoch / warmup, rtol=1e-9):
+        return (": the increase must scale with base_lr too: base_lr * (1 + (scale - 1) * "
+                "epoch / warmup_epochs)")
     if ramp and np.isclose(got, base_lr * scale ** (epoch / warmup), rtol=1e-9):
         return (": that rises geometrically (scale ** fraction); the warm-up is linear: "
                 "base_lr * (1 + (scale - 1) * epoch / warmup_epochs)")

@@ -40,6 +40,10 @@ def problem_with(seen, failed, error):
     error; else a sentence about the first rank that did not."""
     first = f"{error.__name__}: rank {failed[0]} has a bad shard"
     for rank, (kind, text) in enumerate(seen):
+        if kind == error.__name__ and any(k == "RuntimeError" for k, _ in seen):
+            return (f"rank {rank} re-raised its own {kind}, while the others raised "
+                    f"RuntimeError: every rank, the failed ones too, raises the same RuntimeError "
+                    f"naming the failed ranks")
         if kind != "RuntimeError":
             return (f"rank {rank} {'returned ' + repr(text) if kind == 'returned' else 'raised ' + kind}"
                     f"; when step fails on any rank, every rank must raise RuntimeError (agree on "

@@ -44,6 +44,12 @@ def check_bytes_of_the_encoder_states(obs, run):
         elif got == 2 * want:
             hint = (": twice the reference: count float32 numbers at 4 bytes each, and only what "
                     "goes forward (the gradients that come back are not part of it)")
+        elif attention and got == 4 * (2 * n_layers * b * h + b * (s + 1) * h):
+            hint = ": enc has S positions, one per source token (no EOS position)"
+        elif not attention and got == 0:
+            hint = ": without attention rank 0 still sends hy and cy, where the decoder starts"
+        elif got == 4 * (2 * n_layers * s * h + (b * s * h if attention else 0)):
+            hint = ": hy and cy are (n_layers, B, H): B sentences, not S positions"
         elif got == 4 * (n_layers * b * h + (b * s * h if attention else 0)):
             hint = ": the LSTM has two states per layer, h and c, and both are sent"
         if got != want:
