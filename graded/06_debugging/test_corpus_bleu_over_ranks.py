@@ -52,7 +52,7 @@ def problem_with(values, hyps_by_rank, refs_by_rank):
     want = corpus_bleu(hyps, refs)
     for rank, value in enumerate(values):
         if not isinstance(value, float):
-            return f"rank {rank} returned {value!r}, expected the float {want:.4f} on every rank"
+            return f"rank {rank} returned {value!r}, expected a float ({want:.4f}) on every rank"
         if abs(value - want) > 1e-6:
             return (f"rank {rank} got {value:.4f}, expected {want:.4f} (ranks hold "
                     f"{[len(h) for h in hyps_by_rank]} sentences)"
