@@ -23,7 +23,7 @@ def compare(got, want, name="the result", rtol=1e-6, atol=1e-9):
     if got is None:
         return f"{name} is None: did the function forget to `return`?"
     if not isinstance(got, np.ndarray):
-        return f"{name} is a {type(got).__name__}, not a numpy array"
+        return f"{name} is a {getattr(got, 'type_name', type(got).__name__)}, not a numpy array"
     if got.shape != want.shape:
         return f"{name} has shape {got.shape}, expected {want.shape}"
     if got.dtype != want.dtype:
@@ -82,3 +82,8 @@ def switch_off(targets, reason):
             raise LibraryAnswer(reason.format(name=_label))
 
         setattr(owner, name, refuse)
+
+
+def drawn(seed):
+    """The words a failure message ends with for a case drawn from the grader's ``seed``."""
+    return f" [a drawn case: seed {seed}]"

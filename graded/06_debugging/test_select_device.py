@@ -1,64 +1,120 @@
 """Exercise 1 of lab 06: ``select_device(comm, n_gpus)``, the device each rank uses.
 
 The communicator is a stand-in with ChainerMN's ``rank``, ``size``, ``intra_rank`` and
-``intra_size``, on pretend nodes of two ranks each, laid out in blocks (ranks 0, 1 on node 0) and
-round-robin (ranks 0, 2 on node 0): an answer that only works for one layout earns nothing.
+``intra_size``, on pretend nodes laid out in blocks (ranks 0, 1 on node 0) and round-robin
+(ranks 0, 2 on node 0), with drawn node sizes and GPU counts: an answer that only works for one
+layout, or for two ranks and two GPUs a node, earns nothing. The rule is the library's
+(dlhack.parallel.devices): GPU ``intra_rank % n_gpus``, ``n_gpus`` being the GPUs a rank sees.
 """
-from types import SimpleNamespace
-
+import numpy as np
 import pytest
-from lab06 import node_comm
+from lab06 import node_comm, place
+from labtools import drawn
 
 
-def hint(got, node, n_gpus):
-    if got == "@cupy:0" and node.intra_rank != 0:
+def hint(got, node, n_gpus, everyone):
+    if got == "@cupy:0" and all(device == "@cupy:0" for _, device in everyone):
         return ": every rank picks GPU 0, so the ranks of a node share one GPU and the others idle"
     if got == f"@cupy:{node.rank}" and node.rank != node.intra_rank:
         return (f": that is comm.rank ({node.rank}), which counts ranks over every node; this "
                 f"node's GPUs are numbered from 0, so use the rank's place on its node")
-    if got == f"@cupy:{node.rank % n_gpus}" and node.rank % n_gpus != node.intra_rank:
-        return (f": that is comm.rank % n_gpus ({node.rank} % {n_gpus}), right only when each node holds "
-                f"consecutive ranks; with ranks dealt round-robin it is not the rank's place on "
-                f"its node (comm.intra_rank)")
+    if got == f"@cupy:{node.inter_rank}" and node.inter_rank != node.intra_rank % n_gpus:
+        return (f": that is the node's number ({node.inter_rank}), not the rank's place on it "
+                f"(comm.intra_rank)")
+    if got == f"@cupy:{node.intra_rank}" and n_gpus <= node.intra_rank:
+        return (f": this rank sees {n_gpus} GPU(s), numbered from 0: intra_rank "
+                f"{node.intra_rank} is past them; take GPU intra_rank % n_gpus (with one GPU "
+                f"each, every rank's own GPU is its GPU 0)")
+    for name, value in (("comm.rank % n_gpus", node.rank % n_gpus),
+                        ("comm.rank % comm.intra_size", node.rank % node.intra_size)):
+        if got == f"@cupy:{value}":
+            return (f": that is {name} ({value}), the rank's place on its node only when each "
+                    f"node holds consecutive ranks; with ranks dealt round-robin it is not "
+                    f"(use comm.intra_rank)")
     return ""
 
 
-def placement_problem(submission, comm, layout, n_gpus=2, ranks_per_node=2):
-    """The same answer on every rank: None, or what is wrong with the first rank that is wrong
-    (every rank reaches the allgather and decides alike, so none is left waiting)."""
+def device_of(submission, comm, layout, n_gpus, ranks_per_node):
+    """What ``select_device`` returned on this rank (or the ValueError it raised), as a string."""
     node = node_comm(comm, ranks_per_node=ranks_per_node, layout=layout)
-    got = submission.select_device(node, n_gpus)
-    place = SimpleNamespace(rank=node.rank, intra_rank=node.intra_rank, inter_rank=node.inter_rank)
-    everyone = comm.allgather((place, got if isinstance(got, str) else repr(got)))
+    try:
+        got = submission.select_device(node, n_gpus)
+    except ValueError as err:
+        return f"ValueError: {err}"
+    return got if isinstance(got, str) else repr(got)
+
+
+def placement_problem(devices, size, layout, n_gpus, ranks_per_node):
+    """None, or what is wrong with the first rank whose device (``devices[rank]``) is wrong."""
+    where = (f"with {size} ranks laid out {layout}, at most {ranks_per_node} a node, each "
+             f"rank seeing {n_gpus} GPU(s)")
+    everyone = [(place(r, size, ranks_per_node, layout), d) for r, d in enumerate(devices)]
     for other, device in everyone:
-        want = f"@cupy:{other.intra_rank}"
+        want = f"@cupy:{other.intra_rank % n_gpus}"
+        if device.startswith("ValueError"):
+            why = ("each rank sees its own GPU 0, which nobody shares" if n_gpus == 1 else
+                   f"{other.intra_size} rank(s) on its node fit the {n_gpus} GPUs each sees")
+            return f"{where}, rank {other.rank} raised {device}: {why}"
         if device != want:
-            return (f"with ranks laid out {layout}, rank {other.rank} (intra_rank "
-                    f"{other.intra_rank} on node {other.inter_rank}) got {device!r}, expected "
-                    f"{want!r}" + hint(device, other, n_gpus))
+            return (f"{where}, rank {other.rank} (intra_rank {other.intra_rank} on node "
+                    f"{other.inter_rank}) got {device!r}, expected {want!r}"
+                    + hint(device, other, n_gpus, everyone))
     return None
+
+
+def drawn_layouts(seed, size, n=4):
+    """(layout, n_gpus, ranks_per_node): GPUs per rank 1 to 4, at most that many ranks a node."""
+    rng = np.random.RandomState(seed)
+    out = []
+    for _ in range(n):
+        n_gpus = int(rng.randint(1, 5))
+        most = min(size, n_gpus) if n_gpus > 1 else size
+        out.append((["block", "round-robin"][rng.randint(2)], n_gpus, int(rng.randint(1, most + 1))))
+    return out
+
+
+def layouts(seed, size):
+    """Two ranks and two GPUs a node, then one GPU seen by each rank (--gpus-per-task=1), in
+    blocks and round-robin; then drawn layouts."""
+    fixed = [(layout, n_gpus, 2) for n_gpus in (2, 1) for layout in ("block", "round-robin")]
+    return fixed + drawn_layouts(seed, size)
 
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[3, 4], timeout=20)
-def test_one_gpu_per_rank_of_each_node(submission, comm):
-    """Two ranks per node, two GPUs per node, in blocks and round-robin: GPU intra_rank."""
-    for layout in ("block", "round-robin"):
-        problem = placement_problem(submission, comm, layout)
-        assert problem is None, problem
+def test_one_gpu_per_rank_of_each_node(submission, comm, observe, seed):
+    """Fixed and drawn layouts of nodes and GPUs: GPU intra_rank % n_gpus on every rank."""
+    observe(devices=[device_of(submission, comm, *case) for case in layouts(seed, comm.size)])
+
+
+def check_one_gpu_per_rank_of_each_node(obs, run):
+    everyone = [run.observed(r)["devices"] for r in range(run.size)]
+    for i, case in enumerate(layouts(run.seed, run.size)):
+        problem = placement_problem([devices[i] for devices in everyone], run.size, *case)
+        if problem:
+            return problem + (drawn(run.seed) if i >= 4 else "")
+    return None
 
 
 @pytest.mark.points(1)
-@pytest.mark.mpi(ranks=[2], timeout=20)
-def test_cpu_and_too_few_gpus(submission, comm):
-    """No GPU: "@numpy". More ranks on a node than GPUs: a ValueError. One rank per node: GPU 0."""
-    node = node_comm(comm, ranks_per_node=comm.size)  # every rank on one node
-    got = submission.select_device(node, 0)
-    assert got == "@numpy", (f"with n_gpus=0 every rank runs on the CPU: expected '@numpy', "
-                             f"got {got!r}")
-    with pytest.raises(ValueError):
-        submission.select_device(node, comm.size - 1)  # one GPU short
-        pytest.fail(f"{comm.size} ranks on one node with {comm.size - 1} GPUs: expected "
-                    f"ValueError (two ranks would share a GPU), but select_device returned")
-    problem = placement_problem(submission, comm, "round-robin", ranks_per_node=1)  # 2 nodes
-    assert problem is None, problem
+@pytest.mark.mpi(ranks=[3], timeout=20)
+def test_cpu_and_too_few_gpus(submission, comm, observe):
+    """No GPU: "@numpy". Three ranks on a node whose ranks see two GPUs: a ValueError on every
+    rank. One rank per node: GPU 0."""
+    cpu = device_of(submission, comm, "block", 0, comm.size)  # every rank on one node
+    short = device_of(submission, comm, "block", comm.size - 1, comm.size)  # one GPU short
+    observe(cpu=cpu, short=short, alone=device_of(submission, comm, "round-robin", 2, 1))
+
+
+def check_cpu_and_too_few_gpus(obs, run):
+    if obs["cpu"] != "@numpy":
+        return f"with n_gpus=0 every rank runs on the CPU: expected '@numpy', got {obs['cpu']!r}"
+    shorts = [run.observed(r)["short"] for r in range(run.size)]
+    returned = [r for r, got in enumerate(shorts) if not got.startswith("ValueError")]
+    if returned:
+        return (f"{run.size} ranks on one node, each seeing {run.size - 1} GPUs: expected "
+                f"ValueError (two ranks would share a GPU) on every rank of the node, but "
+                f"select_device returned on rank(s) {returned}: check intra_size, which every "
+                f"rank of the node shares, not the rank's own place, so that no rank goes on alone")
+    return placement_problem([run.observed(r)["alone"] for r in range(run.size)], run.size,
+                             "round-robin", 2, 1)

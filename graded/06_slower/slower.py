@@ -27,6 +27,8 @@ N_TRAIN, N_DEV, N_TEST, BATCH = 60, 30, 25, 4  # 25: a padded BLEU shard would s
 ARGS = ["--n-train", N_TRAIN, "--n-dev", N_DEV, "--n-test", N_TEST, "--units", 16,
         "--batchsize", BATCH, "--iterations", 3]
 JOB_TIMEOUT = 120
+CORES = 16  # the simulated cores of a node (watch.py --cores): the grading machine may have 2
+GPU_HOSTS = {2: "block:1", 3: "round-robin:2"}  # --gpu jobs on 2 simulated nodes (watch.py --hosts)
 
 
 def fail(message):
@@ -99,7 +101,7 @@ class Job:
 
 def run_job(n, text, gpu=False):
     """The learner's script at ``n`` ranks (with ``gpu``: --gpu on simulated GPUs)."""
-    flags = ["--sim-gpu"] if gpu else []
+    flags = ["--cores", str(CORES)] + (["--sim-gpu", "--hosts", GPU_HOSTS[n]] if gpu else [])
     args = ARGS + (["--gpu"] if gpu else [])
     digest = hashlib.sha256(json.dumps([n, flags, list(map(str, args)), text]).encode())
     root, key = job_root(), digest.hexdigest()[:20]
@@ -115,6 +117,22 @@ def run_job(n, text, gpu=False):
     return Job(folder, n)
 
 
+def observe_jobs(submission, observe, gpu=False):
+    """Hand the grader every job of this kind (1, 2, 3 ranks; with ``gpu``: 2 and 3 on simulated
+    nodes): each one's problem (None when it ended cleanly), rank records and output."""
+    jobs = {}
+    for n in (RANKS[1:] if gpu else RANKS):
+        job = run_job(n, script_text(submission), gpu)
+        errors = [rec["error"] for rec in job.records if rec and rec["error"]]
+        if errors and all(e["type"] == "NotImplementedError" for e in errors):
+            raise_stub(errors[0]["line"])
+        problem = job.problem()
+        jobs[str(n)] = {"problem": problem and ("with --gpu (GPUs simulated on CPU): " if gpu
+                                                 else "") + problem,
+                        "records": job.records, "output": job.output[-20000:]}
+    observe(jobs=jobs)
+
+
 def learner_job(submission, n, gpu=False):
     """The job, which must have ended cleanly; a script still raising NotImplementedError is
     reported as not done."""
@@ -125,6 +143,42 @@ def learner_job(submission, n, gpu=False):
     if job.problem():
         fail(("with --gpu (GPUs simulated on CPU): " if gpu else "") + job.problem())
     return job
+
+
+def reference():
+    """What the grader knows without the learner's script: the sentence ids of the training
+    set, the test sentences' ids, and the corpus BLEU of every test sentence's pseudo-translation
+    (watch.py), each scored once."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from dlhack.bleu import corpus_bleu
+        from dlhack.corpus import default_corpus
+    from watch import pseudo_translation, sentence_id
+
+    corpus = default_corpus(seed=0, n_train=N_TRAIN, n_dev=N_DEV, n_test=N_TEST)
+    hyps = [corpus.tgt_vocab.decode(pseudo_translation(tgt)) for _, tgt in corpus.test]
+    refs = [tgt for _, tgt in corpus.raw["test"]]
+    return {"train": [sentence_id(src, tgt) for src, tgt in corpus.train],
+            "test": [sentence_id(src) for src, _ in corpus.test],
+            "bleu": corpus_bleu(hyps, refs)}
+
+
+def threads_asked(rec):
+    """The BLAS threads a rank runs on a node of CORES cores: what the environment asked for
+    when numpy loaded (OpenBLAS's first variable set), else a thread per core; or fewer, when
+    the script limited them at run time (threadpoolctl shows it below both)."""
+    env = rec.get("blas_env") or {}
+    asked = next((env[k] for k in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+                  if env.get(k)), None)
+    try:
+        asked = int(asked) if asked is not None else CORES
+    except ValueError:
+        asked = CORES
+    real = os.cpu_count() or 1
+    measured = rec.get("blas_threads", asked)
+    return measured if measured < min(asked, real) else asked
 
 
 def prefetch(submission):

@@ -40,10 +40,13 @@ class LearnerSplit(ModelParallelSeq2seq):
     def __init__(self, split_encode, comm, *args, **kwargs):
         super().__init__(comm, *args, **kwargs)
         self.split_encode = split_encode
+        self.encoded_in = []  # (train, enable_backprop) of each encode on the encoder rank
 
     def encode(self, xs):
         if self.stage == "decoder":
             return self.split_encode(self, self.comm, xs)
+        # What a training step must keep: dropout on (train mode) and the graph (backprop).
+        self.encoded_in.append((bool(chainer.config.train), bool(chainer.config.enable_backprop)))
         return Seq2seq.encode(self, xs)
 
     def forward(self, xs, ys):
@@ -53,9 +56,11 @@ class LearnerSplit(ModelParallelSeq2seq):
 
 
 def batch(seed=0, n=5):
-    """``n`` pairs of different lengths (padding must change nothing)."""
+    """``n`` pairs of different lengths (padding must change nothing); any id may occur in a
+    source sentence, 0 included (only PAD, -1, is padding)."""
     rng = np.random.RandomState(seed)
-    xs = [rng.randint(3, N_SRC, size=rng.randint(2, 9)).astype(np.int32) for _ in range(n)]
+    xs = [rng.randint(0, N_SRC, size=rng.randint(2, 9)).astype(np.int32) for _ in range(n)]
+    xs[0][0] = 0  # the first id: a token, not padding
     ys = [rng.randint(3, N_TGT, size=rng.randint(1, 8)).astype(np.int32) for _ in range(n)]
     return xs, ys
 

@@ -1,45 +1,108 @@
 """Exercise 1 of lab 07: ``split_encode(model, comm, xs)``, the transfer between the halves.
 
-Each rank builds the whole translator from a seed (the reference) and the split one with the same
-weights, runs both on the same batch, and compares what it holds.
+Each rank builds the split translator from a seed and runs one batch through it (a fixed batch,
+then a drawn one, in which any id may occur, 0 included); it observes rank 1's loss, every
+parameter's gradient and the mode rank 0 encoded in. The grader builds the whole translator with
+the same weights in its own process and compares.
 """
 import numpy as np
 import pytest
-from lab07 import batch, models, step
+from lab07 import LAYERS, N_SRC, N_TGT, UNITS, batch, models
+from labtools import drawn
+
+PAD = -1  # dlhack.model.seq2seq.PAD
 
 
-def run(submission, comm):
-    whole, split = models(submission.split_encode, comm)
-    xs, ys = batch()
-    want_loss, want = step(whole, xs, ys)
-    got_loss, got = step(split, xs, ys, encoder_rank=comm.rank == 0)
-    return want_loss, want, got_loss, got
+def cases(seed):
+    return [(0, 5), (seed, 2 + seed % 7)]
+
+
+def observe_step(submission, comm, data, n):
+    """One forward and backward of the learner's split model: what the grader checks."""
+    _, split = models(submission.split_encode, comm)
+    xs, ys = batch(data, n)
+    out = split(xs, ys)
+    seen = {"returned": [type(out).__name__, list(getattr(out, "shape", ()) or ())]}
+    split.cleargrads()
+    out.backward()
+    seen["grads"] = {name: (None if p.grad is None else np.asarray(p.grad))
+                     for name, p in split.namedparams()}
+    seen["loss"] = float(out.array) if comm.rank == 1 else None
+    seen["train_modes"] = [train for train, _ in split.encoded_in]
+    return seen
+
+
+def reference(data, n, stage):
+    """The whole translator's loss and the gradients of this stage's parameters."""
+    from dlhack.model.seq2seq import Seq2seq
+
+    np.random.seed(1)  # as lab07.models builds it
+    whole = Seq2seq(N_SRC, N_TGT, UNITS, LAYERS, dropout=0.0)
+    xs, ys = batch(data, n)
+    loss = whole(xs, ys)
+    whole.cleargrads()
+    loss.backward()
+    return float(loss.array), {name: p.grad for name, p in whole.namedparams()}
+
+
+def encoder_problem(seen):
+    kind, shape = seen["returned"]
+    if kind != "Variable" or shape != [0]:
+        return (f"on rank 0, split_encode should return the empty delegate variable that send() "
+                f"returns (the training loop calls its backward(), which receives the gradients); "
+                f"it returned {kind} {tuple(shape)}")
+    if not seen["train_modes"]:
+        return "rank 0 never encoded: call model.encode(xs) there"
+    if not all(seen["train_modes"]):
+        return ("rank 0 encoded in test mode (chainer.config.train False): a training step keeps "
+                "train mode, or dropout would be off in the encoder only")
+    return None
 
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[2], timeout=60)
-def test_the_loss_equals_the_single_process_loss(submission, comm):
+def test_the_loss_equals_the_single_process_loss(submission, comm, observe, seed):
     """Rank 1 computes the single-process loss; rank 0 returns the delegate variable."""
-    want_loss, _, got_loss, _ = run(submission, comm)
-    if comm.rank == 1:
-        got, want = float(got_loss.array), float(want_loss.array)
-        assert got == pytest.approx(want, rel=1e-5), (
-            f"rank 1's loss is {got:.6f}, the single-process model's {want:.6f}: check what rank 0 "
-            f"sends (hy, cy and enc, in that order) and the mask (True where xs has a token)")
+    observe(steps=[observe_step(submission, comm, data, n) for data, n in cases(seed)])
+
+
+def check_the_loss_equals_the_single_process_loss(obs, run):
+    for k, (seen, (data, n)) in enumerate(zip(obs["steps"], cases(run.seed))):
+        if run.rank == 0:
+            problem = encoder_problem(seen)
+            if problem:
+                return problem
+            continue
+        want, _ = reference(data, n, "decoder")
+        got = seen["loss"]
+        if got is None or abs(got - want) > 1e-5 * abs(want):
+            return (f"rank 1's loss is {got}, the single-process model's {want:.6f}: check what "
+                    f"rank 0 sends (hy, cy and enc, in that order) and the mask (True where xs has "
+                    f"a token: any id but PAD, {PAD}, id 0 included)" + (drawn(run.seed) if k else ""))
+    return None
 
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[2], timeout=60)
-def test_every_gradient_equals_the_single_process_gradient(submission, comm):
+def test_every_gradient_equals_the_single_process_gradient(submission, comm, observe, seed):
     """Each rank's parameters get the single-process gradients, the encoder's included."""
-    _, want, _, got = run(submission, comm)
-    missing = [name for name, g in got.items() if g is None]
-    assert not missing, (
-        f"no gradient reached {', '.join(missing[:3])}: rank 0 must send the "
-        f"variables hy, cy, enc themselves (not their .array) and return send()'s delegate, "
-        f"whose backward() receives their gradients from rank 1")
-    for name, grad in got.items():
-        if not np.allclose(grad, want[name], rtol=1e-4, atol=1e-6):
-            pytest.fail(f"the gradient of {name} differs from the single-process "
-                        f"one (largest difference {np.abs(grad - want[name]).max():.3g})",
-                        pytrace=False)
+    observe(steps=[observe_step(submission, comm, data, n) for data, n in cases(seed)])
+
+
+def check_every_gradient_equals_the_single_process_gradient(obs, run):
+    for k, (seen, (data, n)) in enumerate(zip(obs["steps"], cases(run.seed))):
+        _, want = reference(data, n, None)
+        grads = seen["grads"]
+        missing = [name for name, g in grads.items() if g is None]
+        if missing:
+            return (f"no gradient reached {', '.join(missing[:3])}: rank 0 must send the "
+                    f"variables hy, cy, enc themselves (not their .array) and return send()'s "
+                    f"delegate, whose backward() receives their gradients from rank 1")
+        for name, grad in grads.items():
+            if name not in want or not isinstance(grad, np.ndarray):
+                return f"the gradient of {name} is not an array of the model's parameters"
+            if not np.allclose(grad, want[name], rtol=1e-4, atol=1e-6):
+                return (f"the gradient of {name} differs from the single-process one (largest "
+                        f"difference {np.abs(grad - want[name]).max():.3g})"
+                        + (drawn(run.seed) if k else ""))
+    return None
