@@ -1,0 +1,87 @@
+"""Exercise 1 of lab 07_tensor_parallel: ``vocab_parallel_cross_entropy(comm, logits, targets,
+vocab_start)``, each position's loss over the whole vocabulary from this rank's slice.
+
+Every rank draws the same cases (tplab.draw_cases), gives the answer its slice of the logits on
+a recording communicator, and compares what it returns with one process's loss, then what it
+sent with three allreduces of N numbers.
+"""
+import numpy as np
+import pytest
+from tplab import (EDGE_HINT, OVERFLOW_HINT, RecordingComm, as_array, close, draw_cases, edge_only,
+                   first_failure, reference_losses, traffic_problem)
+
+
+def rank_parts(case, rank, top):
+    """What rank ``rank`` holds: its sum of exp(logit - top) and its share of the target logit."""
+    a, b = case.slice_of(rank)
+    part = case.logits[:, a:b]
+    column = case.targets - a
+    mine = (column >= 0) & (column < b - a)
+    picked = np.where(mine, part[np.arange(case.n), np.where(mine, column, 0)], 0.0)
+    return np.exp(part - top[:, None]).sum(axis=1), picked
+
+
+def hint(case, rank, got, want):
+    """A sentence naming the likely cause when ``got`` is a known wrong answer, else None."""
+    if not np.isfinite(got).all() and np.isfinite(want).all():
+        return OVERFLOW_HINT
+    a, b = case.slice_of(rank)
+    ranks = range(case.size)
+    top = case.logits.max(axis=1)
+    sums, picks = zip(*(rank_parts(case, r, top) for r in ranks))
+    own_top = case.logits[:, a:b].max(axis=1)
+    own_sums = [rank_parts(case, r, case.logits[:, slice(*case.slice_of(r))].max(axis=1))[0]
+                for r in ranks]
+    total, target = sum(sums), sum(picks)
+    wrong = {
+        "every rank must subtract the same maximum, the largest logit of all ranks (an "
+        "Allreduce with MPI.MAX): with each rank's own maximum, the ranks' sums of exponentials "
+        "are in different units and do not add up": np.log(sum(own_sums)) + own_top - target,
+        "the softmax's denominator covers only this rank's words: allreduce (SUM) each rank's "
+        "sum of exponentials": np.log(sums[rank]) + top - target,
+        "the target's logit is only on the rank whose slice holds the target: the others must "
+        "add 0 and an allreduce (SUM) must give it to every rank":
+            np.log(total) + top - picks[rank],
+        "the loss is not a sum of each rank's losses over its own slice (a log of a sum is not a "
+        "sum of logs): allreduce its parts (max, sum of exponentials, target logit), then "
+        "combine them": sum(np.log(sums[r]) + top - picks[r] for r in ranks),
+    }
+    for sentence, value in wrong.items():
+        if case.size > 1 and np.allclose(got, value, rtol=1e-7, atol=1e-8):
+            return sentence
+    if edge_only(case, ~close(got, want)):
+        return EDGE_HINT
+    return None
+
+
+def check_case(submission, comm, case):
+    """None, or ``(message, hinted)`` for this rank's result on ``case``."""
+    a, b = case.slice_of(comm.rank)
+    recorder = RecordingComm(comm)
+    got = submission.vocab_parallel_cross_entropy(recorder, case.logits[:, a:b].copy(),
+                                                  case.targets.copy(), a)
+    want = reference_losses(case.logits, case.targets)
+    got, problem = as_array(got, want.shape, "vocab_parallel_cross_entropy")
+    if problem:
+        return f"{problem}: one loss per position, not their mean or sum {case.describe()}", True
+    if not close(got, want).all():
+        wrong = np.flatnonzero(~close(got, want))
+        k = wrong[0]
+        why = hint(case, comm.rank, got, want)
+        return (f"{why + '. ' if why else ''}The losses differ from one process's at "
+                f"{len(wrong)} of {case.n} positions (position {k}: got {got[k]:.6g}, expected "
+                f"{want[k]:.6g}; this rank holds words {a}..{b - 1}) {case.describe()}",
+                why is not None)
+    problem = traffic_problem(recorder.calls, case.n, case.size, 3, 3 * case.n)
+    if problem:
+        return f"the losses are right, but {problem} {case.describe()}", True
+    return None
+
+
+@pytest.mark.points(5)
+@pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=60)
+def test_losses_equal_one_process_with_three_allreduces_of_n(submission, comm):
+    """Every rank returns one process's losses, on drawn uneven slices, from <= 3 allreduces of N."""
+    message = first_failure(draw_cases(comm, 6), lambda case: check_case(submission, comm, case))
+    if message:
+        pytest.fail(message, pytrace=False)
