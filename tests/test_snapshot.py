@@ -13,6 +13,7 @@ from mpi4py import MPI
 
 from dlhack import snapshot
 from dlhack.parallel import create_communicator
+from dlhack.parallel.schedules import StepDecay
 from dlhack.snapshot import SnapshotError, attach_snapshots, read_snapshot, write_snapshot
 
 
@@ -135,3 +136,58 @@ def test_auto_resume_with_nothing_starts_over(tmp_path, capsys):
     trainer.run()
     assert ext.resumed_from is None and trainer.updater.iteration == 2
     assert "none in" in capsys.readouterr().out
+
+
+def test_a_schedule_starts_from_the_resumed_epoch(tmp_path):
+    """A rate schedule's first rate comes from the resumed epoch, not from epoch 0: the
+    snapshot is loaded before any other extension starts (``ResumeFirst``)."""
+    def with_decay(out, resume=None):
+        trainer, model, _ = toy_trainer(out, 12, every=4, resume=resume)
+        trainer.extend(StepDecay(1e-3, milestones=[1], factor=100, attr="alpha"))
+        return trainer, model
+
+    trainer, model = with_decay(tmp_path / "full")
+    trainer.run()
+    trainer, resumed = with_decay(tmp_path / "resumed", tmp_path / "full" / snapshot.NAME.format(8))
+    trainer.run()
+    assert_same(params(resumed), params(model))
+
+
+def test_ranks_the_writer_did_not_have_get_streams_of_their_own(tmp_path):
+    """Resumed on more ranks: rank 0 gets its saved RNG state back, each new rank a stream
+    seeded by (iteration, rank), the same on every resume and different from rank to rank."""
+    trainer, _, _ = toy_trainer(tmp_path, 8, every=4)
+    trainer.run()
+    _, payload = read_snapshot(tmp_path / snapshot.NAME.format(8))
+    draws = {}
+    for rank in (0, 1, 2, 1):
+        trainer, _, _ = toy_trainer(tmp_path / "again", 8)
+        snapshot.load_trainer_arrays(trainer, payload, rank)
+        draws.setdefault(rank, []).append(np.random.rand(3))
+    np.testing.assert_array_equal(draws[1][0], draws[1][1])  # reproducible
+    np.random.seed([8, 2])
+    np.testing.assert_array_equal(draws[2][0], np.random.rand(3))
+    assert not np.allclose(draws[1][0], draws[2][0]) and not np.allclose(draws[0][0], draws[1][0])
+
+
+class OtherRank:
+    """Rank 1 of 2, as far as a ``Snapshots`` extension can tell: it counts its gathers."""
+
+    rank, size, gathers = 1, 2, 0
+
+    def gather_obj(self, obj, root=0):
+        self.gathers += 1
+
+
+def test_every_rank_knows_what_was_written(tmp_path):
+    """``finish`` writes only when the last iteration has no snapshot yet, and every rank must
+    agree on that: a rank that called the gather alone would hang the job."""
+    trainer, _, _ = toy_trainer(tmp_path, 4)
+    trainer.run()
+    ext = snapshot.Snapshots(OtherRank())
+    ext(trainer)
+    ext.finish(trainer)  # the same iteration: nothing to gather again
+    assert ext.comm.gathers == 1 and ext.written == 4
+    trainer.updater.iteration = 5
+    ext.finish(trainer)
+    assert ext.comm.gathers == 2

@@ -197,6 +197,7 @@ def test_every_setting_has_one_flag_with_help_and_the_dataclass_default():
     (["-g", "--profile", "--overlap"], {"gpu": True, "profile": True, "overlap": True}),
     (["--impl", "nstep", "--communicator", "chainermn:pure_nccl", "--lr", "0.01"],
      {"impl": "nstep", "communicator": "chainermn:pure_nccl", "lr": 0.01}),
+    (["--scale-lr", "sqrt", "--warmup", "0.5"], {"scale_lr": "sqrt", "warmup": 0.5}),
     (["--eval-every", "0", "--n-eval", "8", "--snapshot-every", "5", "--resume", "auto",
       "--max-length", "9", "--json", "m.json", "--gc-every", "0", "--dropout", "0"],
      {"eval_every": 0, "n_eval": 8, "snapshot_every": 5, "resume": "auto", "max_length": 9,

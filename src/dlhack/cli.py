@@ -2,6 +2,7 @@
 
     dlhack data make OUTDIR        # write the embedded corpus as train.en/train.ja/...
     dlhack train [--corpus DIR]    # train the translator (under mpiexec: data-parallel)
+    dlhack grow --phases 1:2 2:1   # train on 1 rank, then resume on 2 (lesson 5)
     dlhack translate --model FILE "a sentence"
     dlhack demo                    # what `make demo` runs
     dlhack bench model|allreduce|scaling|corpus
@@ -19,6 +20,7 @@ import sys
 COMMANDS = {
     "data": ("dlhack.corpus.generate", "generate the embedded English-Japanese corpus"),
     "train": ("dlhack.train", "train the translator (data-parallel under mpiexec)"),
+    "grow": ("dlhack.tools.grow", "train with a rank count that grows mid-run"),
     "translate": ("dlhack.translate", "translate sentences with a trained model"),
     "demo": ("dlhack.tools.demo", "the main job of `make demo`"),
     "bench": ("dlhack.bench", "benchmarks that print figures and write JSON"),

@@ -1,6 +1,7 @@
-"""What rank 0 shows and writes for a training run: progress, log, plots, model, metrics.
+"""What a training run reports: its summary, and rank 0's progress, log, plots, model, metrics.
 
-``dlhack.train`` calls these on rank 0 only; nothing here talks to other ranks.
+``dlhack.train`` calls ``run_summary`` on every rank (it is the same on all) and the rest on
+rank 0 only; nothing here talks to other ranks.
 """
 import dataclasses
 import json
@@ -73,6 +74,27 @@ class ProgressLine(chainer.training.Extension):
         print(f"\r[{bar:<{self.width}}] {frac:6.1%}  iteration {trainer.updater.iteration}  "
               f"epoch {trainer.updater.epoch_detail:.2f}{loss}", end="\n" if finished else "",
               flush=True)
+
+
+def run_summary(config, comm, updater, per_epoch, seconds):
+    """The run's throughput, length and shape (the same on every rank); ``per_epoch``: the
+    sentences every rank together trains on in an epoch, ``seconds``: the trainer's whole run."""
+    sentences = round(updater.epoch_detail * per_epoch)  # every rank's, every step
+    return {
+        "bleu_tokenization": "sacrebleu corpus BLEU, tokenize='none' on the corpus tokens",
+        "sentences_per_sec": updater.throughput(sentences),
+        "ranks": comm.size,
+        "epochs": updater.epoch_detail,
+        "iterations": updater.iteration,
+        "seconds": seconds,
+        "train_seconds": updater.elapsed,  # timed steps only: no warm-up, no evaluation
+        "batchsize": config.batchsize,
+        "global_batchsize": config.batchsize * comm.size,
+        "communicator": getattr(comm, "name", config.communicator),  # ours have a name
+        "impl": config.impl,
+        "units": config.units,
+        "layers": config.layers,
+    }
 
 
 def save_model(out, model, config, src_vocab, tgt_vocab):

@@ -10,31 +10,29 @@ newest ``keep``. A snapshot holds everything the rest of the run depends on:
   updater's iteration, the iterator's (epoch, position) (``BucketIterator`` re-derives its
   plan from seed and epoch), the triggers and rank 0's LogReport;
 - every rank's numpy RNG state (gathered to rank 0): dropout on the CPU draws its masks from
-  ``numpy.random``, and each rank draws its own. Without them a resumed run with dropout would
-  drift away from the uninterrupted one. (CuPy's and cuDNN's dropout generators are not
-  saved: a GPU run with dropout resumes correctly but not bit for bit.)
+  ``numpy.random``; without them a resumed run would drift from the uninterrupted one. (CuPy's
+  and cuDNN's are not saved: a GPU run with dropout resumes correctly, not bit for bit.)
 
 The file is one line of header, then the payload (an ``.npz`` archive)::
 
     DLHACK-SNAPSHOT 1 {"iteration": 100, "ranks": 2, "payload_bytes": 81234, "sha256": "..."}
 
-It is written to a temporary file, flushed to disk, then renamed over the final name
-(``os.replace`` is atomic), so a rank killed mid-write leaves the previous snapshots intact and
-never a half-written one under a snapshot name. Before anything is loaded the payload length
-and SHA-256 are checked against the header; a truncated or damaged file raises
-``SnapshotError`` saying which file, what was expected and what was found.
+It is written to a temporary file, flushed, then renamed over the final name (``os.replace``
+is atomic): a rank killed mid-write leaves the previous snapshots intact, never a half-written
+one. Before anything is loaded the payload's length and SHA-256 are checked against the header;
+a truncated or damaged file raises ``SnapshotError`` saying which file and what was found.
 
 Resuming: rank 0 reads and checks the file and broadcasts the payload; every rank then loads
 the same bytes. So only rank 0 needs to see ``OUT`` (no shared file system needed), and a bad
 file stops every rank with the same error instead of leaving some waiting in a collective.
 ``--resume auto`` takes the newest valid snapshot in OUT, says so when it skips a damaged one,
 starts from iteration 0 when OUT has none, and refuses to start when every one is damaged.
+A snapshot of k ranks resumes on any number (``dlhack.tools.grow``): the shards are dealt
+afresh, the iterator keeps the fraction of the epoch done, ranks below k get their RNG states
+back and each new rank a stream of its own, seeded by (iteration, rank): reproducible.
 
-Why not ``chainermn.extensions.multi_node_snapshot``? It wraps Chainer's ``snapshot``, which
-writes plain ``.npz`` files with no checksum and autoloads the newest by name without checking
-it, and it saves no RNG state. We need the integrity check and the RNG states, and writing
-our own keeps the whole mechanism in one file a learner can read. (Its replica sets solve a
-problem we avoid by having rank 0 load and broadcast.)
+Why not ``chainermn.extensions.multi_node_snapshot``? Chainer's ``snapshot`` under it writes
+plain ``.npz`` files with no checksum, autoloads the newest unchecked, and saves no RNG state.
 
 Lesson: "Runs that survive faults".
 """
@@ -164,8 +162,9 @@ def trainer_arrays(trainer, rng_states):
     return arrays
 
 
-def load_trainer_arrays(trainer, payload, rank, warn=print):
-    """Load a payload written from ``trainer_arrays`` into ``trainer``; set this rank's RNG.
+def load_trainer_arrays(trainer, payload, rank):
+    """Load a payload written from ``trainer_arrays`` into ``trainer``; set this rank's RNG
+    (a rank the writing job did not have gets a new stream, seeded by iteration and rank).
 
     The updater (model, optimizer, iterator, iteration) must match the file exactly. An
     extension is loaded when the file has it: rank 0 saved its LogReport, the other ranks
@@ -184,14 +183,12 @@ def load_trainer_arrays(trainer, payload, rank, warn=print):
         if hasattr(target, "serialize") and any(k.startswith(prefix) for k in arrays):
             target.serialize(NpzDeserializer(arrays, path=prefix))
     trainer._snapshot_elapsed_time = float(arrays["_snapshot_elapsed_time"])
-    ranks = len(arrays["rng/pos"])
-    if rank < ranks:
+    if rank < len(arrays["rng/pos"]):
         np.random.set_state(("MT19937", arrays["rng/keys"][rank], int(arrays["rng/pos"][rank]),
                              int(arrays["rng/has_gauss"][rank]),
                              float(arrays["rng/cached_gaussian"][rank])))
-    elif rank == 0 or rank == ranks:  # say it once
-        warn(f"snapshot: saved by {ranks} rank(s); ranks {ranks} and up keep their own RNG "
-             "state, so this run will not repeat the original one exactly")
+    else:  # a new rank (resumed on more ranks): its own stream, the same on every resume
+        np.random.seed([trainer.updater.iteration, rank])
 
 
 # The trainer extension -------------------------------------------------------------------
@@ -211,13 +208,14 @@ class Snapshots(chainer.training.Extension):
         self.comm, self.resume, self.keep = comm, resume, keep
         self.rank = comm.rank
         self.resumed_from = None  # (path, iteration) once resumed
+        self.written = None  # the iteration of the last snapshot written
 
     def _say(self, message):
         if self.rank == 0:  # only rank 0 prints
             print(message, flush=True)
 
-    def initialize(self, trainer):
-        """Resume, if asked to: Trainer.run calls this once, after every extension is added."""
+    def load(self, trainer):
+        """Resume, if asked to (``ResumeFirst`` calls it before any other extension starts)."""
         if not self.resume:
             return
         found = error = None
@@ -238,27 +236,51 @@ class Snapshots(chainer.training.Extension):
         if found is None:
             return
         path, header, payload = found
-        load_trainer_arrays(trainer, payload, self.rank, warn=self._say)
+        load_trainer_arrays(trainer, payload, self.rank)
         iteration = trainer.updater.iteration
         if iteration != header["iteration"]:
             raise SnapshotError(f"snapshot {path}: the header says iteration "
                                 f"{header['iteration']}, the trainer state inside says {iteration}")
-        self.resumed_from = (str(path), iteration)
+        self.resumed_from, self.written = (str(path), iteration), iteration
         self._say(f"snapshot: resumed from {path} at iteration {iteration}")
+        if header["ranks"] != self.comm.size:
+            done = trainer.updater.epoch_detail % 1
+            self._say(f"snapshot: written by {header['ranks']} rank(s), resumed on "
+                      f"{self.comm.size}: every rank has a new shard; epoch "
+                      f"{trainer.updater.epoch + 1} goes on from {done:.0%} done")
 
     def __call__(self, trainer):
         """Write a snapshot of this iteration; a collective call (RNG states are gathered)."""
         state = np.random.get_state()
         states = self.comm.gather_obj(state, root=0)  # rank 0: every rank's, in rank order
+        iteration = self.written = trainer.updater.iteration  # every rank: finish() asks
         if self.rank != 0:  # only rank 0 writes
             return
-        iteration = trainer.updater.iteration
         out = Path(trainer.out)
         write_snapshot(out / NAME.format(iteration), trainer_arrays(trainer, states),
                        iteration, ranks=len(states))
         # The oldest snapshots, and the temporary file of a write that a kill interrupted.
         for stale in [*find_snapshots(out)[self.keep:], *out.glob(".snapshot_iter_*.tmp")]:
             stale.unlink(missing_ok=True)
+
+    def finish(self, trainer):
+        """Write this iteration's snapshot unless it was just written (call it on every rank
+        when ``trainer.run()`` has returned): a finished run can be resumed to train longer."""
+        if self.written != trainer.updater.iteration:
+            self(trainer)
+
+
+class ResumeFirst(chainer.training.Extension):
+    """Loads the snapshot before every other extension's ``initialize`` (Trainer.run calls
+    them by priority): a rate schedule then sets the first rate from the resumed epoch."""
+
+    priority = chainer.training.PRIORITY_WRITER + 100  # before every other extension
+
+    def __init__(self, snapshots):
+        self.snapshots = snapshots
+
+    def initialize(self, trainer):
+        self.snapshots.load(trainer)
 
 
 def attach_snapshots(trainer, comm, every, resume=None, keep=3):
@@ -274,4 +296,5 @@ def attach_snapshots(trainer, comm, every, resume=None, keep=3):
     extension = Snapshots(comm, resume=resume, keep=keep)
     trigger = (every, "iteration") if every else (lambda _: False)
     trainer.extend(extension, trigger=trigger, name="snapshots")
+    trainer.extend(ResumeFirst(extension), trigger=lambda _: False, name="resume")
     return extension

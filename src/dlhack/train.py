@@ -36,6 +36,7 @@ from dlhack.parallel import (
     create_multi_node_optimizer,
     scatter_dataset,
 )
+from dlhack.parallel.schedules import LinearScalingWarmup, lr_scale
 from dlhack.step_profile import ProfilingUpdater, TimedUpdater
 
 
@@ -67,7 +68,11 @@ class TrainConfig:
     batchsize: int = setting(64, "per rank", "-b")
     epochs: float = setting(8, "epochs to train", "-e")
     iterations: int = setting(None, "stop after N iterations instead", "-i")
-    lr: float = setting(2e-3, "Adam's alpha")
+    lr: float = setting(2e-3, "Adam's alpha (for the batch of one rank, with --scale-lr)")
+    scale_lr: str = setting("none", "multiply lr by the ranks (linear: Goyal et al.'s rule) "
+                            "or by their square root (sqrt), as the global batch grows",
+                            choices=("none", "linear", "sqrt"))
+    warmup: float = setting(0, "epochs over which the rate climbs from lr to the scaled lr")
     seed: int = setting(0, "seed of the corpus, the weights and the shuffling", "-s")
     out: str = setting("result/train", "folder for the log, plots, model and metrics", "-o")
     gpu: bool = setting(False, "rank r uses GPU intra_rank", "-g")
@@ -76,7 +81,7 @@ class TrainConfig:
                                 "| chainermn:pure_nccl")
     eval_every: float = setting(1, "epochs between dev evaluations (0: none)")
     n_eval: int = setting(500, "dev/test sentences to score")
-    snapshot_every: int = setting(0, "iterations between snapshots (0: none)")
+    snapshot_every: int = setting(0, "iterations between snapshots, and one at the end (0: none)")
     resume: str = setting(None, "snapshot to resume from ('auto': the newest in OUT)")
     max_length: int = setting(60, "longest translation, in tokens")
     progress: bool = setting(True, "no progress line")
@@ -170,25 +175,15 @@ def train(config, comm=None, load=load_data, stop=None, share=None):
     it = make_iterator(config, train_data, *(share or (comm.rank, comm.size)))
     updater = make_updater(config, it, optimizer, comm, device)
     trainer = chainer.training.Trainer(updater, stop or stop_trigger(config), out=config.out)
-    if config.eval_every and dev:  # the dev loss and BLEU, over every rank's shard
-        dev_iter = BucketIterator(dev_pairs(dev), 256, shuffle=False, repeat=False)
-        loss_eval = extensions.Evaluator(dev_iter, model, converter=convert, device=device)
-        loss_eval = create_multi_node_evaluator(loss_eval, comm)  # MN: mean over all shards
-        trainer.extend(loss_eval, trigger=(config.eval_every, "epoch"), name="validation")
-        bleu_eval = BleuEvaluator(model, dev, tgt_vocab, comm, max_length=config.max_length)
-        trainer.extend(bleu_eval, trigger=(config.eval_every, "epoch"))
-    if config.snapshot_every or config.resume:
-        from dlhack.snapshot import attach_snapshots
-
-        attach_snapshots(trainer, comm, config.snapshot_every, resume=config.resume)
-    if comm.rank == 0:  # MN: reporting, plots and files on rank 0 only
-        report.attach(trainer, config, progress=config.progress)
+    snapshots = extend(trainer, config, comm, model, dev, tgt_vocab, device)
 
     start = time.perf_counter()
     trainer.run()
     seconds = time.perf_counter() - start
+    if snapshots and config.snapshot_every:  # the end, too: resume it to train longer
+        snapshots.finish(trainer)
     metrics = {"bleu": bleu_of(model, test, tgt_vocab, comm, max_length=config.max_length),
-               **run_summary(config, comm, updater, len(train_data) * comm.size
+               **report.run_summary(config, comm, updater, len(train_data) * comm.size
                              // (it.size if config.balance else 1), seconds)}
     if config.profile:
         metrics.update(profile_of(updater, config, comm))
@@ -196,6 +191,29 @@ def train(config, comm=None, load=load_data, stop=None, share=None):
         metrics["samples"] = samples(model, test[:5], src_vocab, tgt_vocab)
         report.finish(trainer, model, config, metrics, src_vocab, tgt_vocab)
     return metrics
+
+
+def extend(trainer, config, comm, model, dev, tgt_vocab, device):
+    """The trainer's extensions: dev evaluation, the rate's schedule, snapshots (returned, or
+    None), and rank 0's reports."""
+    if config.eval_every and dev:  # the dev loss and BLEU, over every rank's shard
+        dev_iter = BucketIterator(dev_pairs(dev), 256, shuffle=False, repeat=False)
+        loss_eval = extensions.Evaluator(dev_iter, model, converter=convert, device=device)
+        loss_eval = create_multi_node_evaluator(loss_eval, comm)  # MN: mean over all shards
+        trainer.extend(loss_eval, trigger=(config.eval_every, "epoch"), name="validation")
+        bleu_eval = BleuEvaluator(model, dev, tgt_vocab, comm, max_length=config.max_length)
+        trainer.extend(bleu_eval, trigger=(config.eval_every, "epoch"))
+    if config.scale_lr != "none" or config.warmup:  # lesson 5: the rate follows the batch
+        trainer.extend(LinearScalingWarmup(config.lr, lr_scale(config.scale_lr, comm.size),
+                                           config.warmup, attr="alpha"))
+    snapshots = None
+    if config.snapshot_every or config.resume:
+        from dlhack.snapshot import attach_snapshots
+
+        snapshots = attach_snapshots(trainer, comm, config.snapshot_every, resume=config.resume)
+    if comm.rank == 0:  # MN: reporting, plots and files on rank 0 only
+        report.attach(trainer, config, progress=config.progress)
+    return snapshots
 
 
 def make_iterator(config, train_data, rank, size):
@@ -219,27 +237,6 @@ def make_updater(config, iterator, optimizer, comm, device):
 def stop_trigger(config):
     """When training stops: after ``config.iterations`` if set, else ``config.epochs``."""
     return (config.iterations, "iteration") if config.iterations else (config.epochs, "epoch")
-
-
-def run_summary(config, comm, updater, per_epoch, seconds):
-    """The run's throughput, length and shape (the same on every rank); ``per_epoch``: the
-    sentences every rank together trains on in an epoch, ``seconds``: the trainer's whole run."""
-    sentences = round(updater.epoch_detail * per_epoch)  # every rank's, every step
-    return {
-        "bleu_tokenization": "sacrebleu corpus BLEU, tokenize='none' on the corpus tokens",
-        "sentences_per_sec": updater.throughput(sentences),
-        "ranks": comm.size,
-        "epochs": updater.epoch_detail,
-        "iterations": updater.iteration,
-        "seconds": seconds,
-        "train_seconds": updater.elapsed,  # timed steps only: no warm-up, no evaluation
-        "batchsize": config.batchsize,
-        "global_batchsize": config.batchsize * comm.size,
-        "communicator": getattr(comm, "name", config.communicator),  # ours have a name
-        "impl": config.impl,
-        "units": config.units,
-        "layers": config.layers,
-    }
 
 
 def profile_of(updater, config, comm):

@@ -63,8 +63,39 @@ def test_no_repeat_stops_after_one_epoch():
     assert sum(len(b) for b in it) == 20
 
 
-# --- BalancedIterator: one global bucket order, dealt among ranks by tokens ---------------
+def test_a_plan_of_another_length_keeps_the_fraction_of_the_epoch():
+    """A snapshot of a 1-rank job (48 batches an epoch) resumed at 2 ranks (24 batches each):
+    the same epoch and the same fraction of it done, so epoch-based schedules carry on."""
+    data = dataset(384, 0)
+    whole = BucketIterator(data, 8, seed=3)
+    for _ in range(48 + 30):  # one epoch and 30 of 48 batches
+        whole.next()
+    saved = {}
+    whole.serialize(chainer.serializers.DictionarySerializer(saved))
+    half = BucketIterator(data[:192], 8, seed=3)  # a shard of a 2-rank job
+    half.serialize(chainer.serializers.NpzDeserializer(saved))
+    assert (half.epoch, half.current_position) == (1, 15)
+    assert half.epoch_detail == whole.epoch_detail == 1 + 30 / 48
+    for _ in range(9):  # the rest of the epoch: 9 batches, then the next epoch
+        assert not half.is_new_epoch
+        half.next()
+    assert half.is_new_epoch and half.epoch == 2
 
+
+def test_an_older_snapshot_without_the_plan_length_loads_in_place():
+    data = dataset(50, 0)
+    it = BucketIterator(data, 8, seed=3)
+    for _ in range(3):
+        it.next()
+    saved = {}
+    it.serialize(chainer.serializers.DictionarySerializer(saved))
+    del saved["n_batches"]
+    resumed = BucketIterator(data, 8, seed=3)
+    resumed.serialize(chainer.serializers.NpzDeserializer(saved))
+    assert resumed.current_position == 3 and resumed.epoch_detail == it.epoch_detail
+
+
+# --- BalancedIterator: one global bucket order, dealt among ranks by tokens ---------------
 def work(pairs):
     return sum(len(x) + len(y) + 1 for x, y in pairs)
 

@@ -20,11 +20,11 @@ from tests.support import ROOT
 SCRIPTS = ROOT / "lessons" / "scripts" / "06_debugging"
 
 
-def run_script(name, n=2, single=False, timeout=90):
+def run_script(name, *args, n=2, single=False, timeout=90):
     """Run one script at ``n`` ranks; returns (RunResult, everything it printed)."""
     out = io.StringIO()
-    result = run([sys.executable, str(SCRIPTS / name)], n=n, single=single, timeout=timeout,
-                 stream=out)
+    result = run([sys.executable, str(SCRIPTS / name), *args], n=n, single=single,
+                 timeout=timeout, stream=out)
     assert not result.timed_out, f"{name} timed out:\n{out.getvalue()[-3000:]}"
     return result, out.getvalue()
 
@@ -54,7 +54,28 @@ def number_after(text, word):
 def test_every_broken_script_has_a_fixed_twin():
     broken = sorted(p.name[:-len("_broken.py")] for p in SCRIPTS.glob("*_broken.py"))
     fixed = sorted(p.name[:-len("_fixed.py")] for p in SCRIPTS.glob("*_fixed.py"))
-    assert broken == fixed and len(broken) == 9
+    assert broken == fixed and len(broken) == 10
+
+
+# (0) the same error on every rank, and in one process ------------------------------------------
+
+def test_0_an_ordinary_bug_is_the_same_error_on_every_rank_and_in_one_process():
+    result, text = run_script("00_every_rank_broken.py")
+    ranks, error = only_error(result)
+    assert ranks == [0, 1] and error == "KeyError: 'learning_rate'"
+    assert "the same error on 2 of 2 ranks" in text
+    alone, _ = run_script("00_every_rank_broken.py", single=True)
+    assert only_error(alone) == ([0], error)
+
+
+def test_0_the_right_name_works():
+    result, _ = run_script("00_every_rank_fixed.py")
+    assert result.returncode == 0 and "learning rate 0.002" in printed(result)
+
+
+def test_0_a_rank_dependent_bug_does_not_happen_in_one_process():
+    alone, _ = run_script("03_one_rank_raises_broken.py", single=True)
+    assert alone.returncode == 0 and not alone.errors
 
 
 # (a) every rank on GPU 0 --------------------------------------------------------------------
@@ -180,69 +201,83 @@ def test_e_gather_corpus_bleu_equals_one_process(one_process_bleu):
 
 # (f) slower in parallel -----------------------------------------------------------------------
 
-def evaluation(name):
-    result, _ = run_script(name)
-    text = printed(result)
-    counts = text.split("per rank: ", 1)[1].splitlines()[0]
-    return number_after(text, "BLEU"), counts, number_after(text, "evaluation took")
+def compared(name, timeout=600):
+    """What ``compare.py NAME`` printed on rank 0: {"notes": {cell: note}, "verdicts":
+    {cell: verdict}, "broken/fixed": {row: ratio}, "profile": [verdict lines]}."""
+    result, text = run_script("compare.py", name, timeout=timeout)
+    assert result.returncode == 0, text[-3000:]
+    found = {"notes": {}, "verdicts": {}, "broken/fixed": {}, "profile": []}
+    mine = f"verdict: {name}, "  # every verdict line names its comparison
+    for line in result.output[0]:
+        if line.startswith("  ") and ": " in line:
+            cell, note = line.strip().split(": ", 1)
+            found["notes"][cell] = note
+        elif not line.startswith(mine):
+            continue
+        elif " of one process, efficiency " in line:
+            cell, verdict = line[len(mine):].split(": ", 1)
+            found["verdicts"][cell] = verdict
+        elif "the speed of the fixed code" in line:
+            row, rest = line[len(mine):].split(": the broken code runs at ", 1)
+            found["broken/fixed"][row] = float(rest.split("x")[0])
+        else:
+            found["profile"].append(line[len(mine):])
+    return found
 
 
-@pytest.fixture(scope="module")
-def evaluations():
-    return {v: evaluation(f"08_eval_every_rank_{v}.py") for v in ("broken", "fixed")}
+def test_f_the_comparison_wording():
+    sys.path.insert(0, str(SCRIPTS))
+    from profiled import speedup_verdict
+
+    assert speedup_verdict(0.87, 2, fixed=False).endswith("efficiency 0.43: slower than one "
+                                                          "process")
+    assert speedup_verdict(1.02, 2, fixed=False).endswith("no faster than one process")
+    assert "costs efficiency only" in speedup_verdict(1.4, 2, fixed=False)
+    assert speedup_verdict(1.8, 2, fixed=True).endswith("efficiency 0.90: faster than one process")
 
 
-def test_f_evaluation_on_every_rank_repeats_the_work(evaluations):
-    (bleu_broken, counts_broken, _), (bleu_fixed, counts_fixed, _) = evaluations.values()
-    assert counts_broken == "[96, 96]" and counts_fixed == "[48, 48]"
-    assert bleu_broken == bleu_fixed  # the same score, computed twice as fast
-
-
-@pytest.mark.slow
-def test_f_evaluation_on_shards_is_faster(evaluations):
-    assert evaluations["fixed"][2] < 0.8 * evaluations["broken"][2]
-
-
-def profiled(name, n=2, single=False):
-    """(sentences/s, verdict) printed by a script that uses profiled.py."""
-    result, _ = run_script(name, n=n, single=single, timeout=180)
-    text = printed(result)
-    return float(text.split(" sentences/s")[0].split()[-1]), text.split("verdict: ", 1)[1]
+def test_f_evaluation_on_every_rank_repeats_the_work():
+    found = compared("08_eval_every_rank")
+    notes = found["notes"]
+    assert notes["broken, 2 ranks"].endswith("sentences translated per rank: [192, 192]")
+    assert notes["fixed, 2 ranks"].endswith("sentences translated per rank: [96, 96]")
+    assert notes["broken, one process"].endswith("[192]")
+    bleu = {cell: note.split(";")[0] for cell, note in notes.items()}
+    assert len(set(bleu.values())) == 1  # the same score, every way it is computed
 
 
 @pytest.mark.slow
 def test_f_oversubscribed_threads(monkeypatch):
     for name in THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)  # as in a shell where nobody set them
-    _, broken_verdict = profiled("06_threads_broken.py")
-    _, fixed_verdict = profiled("06_threads_fixed.py")
-    # How much slower depends on what else runs on the cores (4x on a quiet 2-core machine,
-    # hardly at all when other jobs keep both cores busy), so only the diagnosis is checked.
-    assert "Threads are oversubscribed: 2 ranks x" in broken_verdict
-    assert "oversubscribed" not in fixed_verdict
+    found = compared("06_threads")
+    cores = os.cpu_count()
+    assert found["notes"]["broken, 2 ranks"] == f"2 x {cores} BLAS threads on {cores} cores"
+    assert found["notes"]["fixed, 2 ranks"] == f"2 x {max(1, cores // 2)} BLAS threads on " \
+                                               f"{cores} cores"
+    # How much slower depends on what else runs on the cores, so the diagnosis is checked.
+    assert any("Threads are oversubscribed: 2 ranks x" in v for v in found["profile"])
 
 
 @pytest.mark.slow
 def test_f_tiny_batch_per_rank():
-    single_speed, _ = profiled("07_tiny_batch_broken.py", single=True)  # batch 4, one process
-    broken_speed, broken_verdict = profiled("07_tiny_batch_broken.py")  # batch 2 on each rank
-    fixed_speed, fixed_verdict = profiled("07_tiny_batch_fixed.py")  # batch 32 on each rank
-    assert "Per-step costs dominate with a per-rank batch of 2" in broken_verdict
-    assert "Per-step costs dominate" not in fixed_verdict
-    assert broken_speed < 1.1 * single_speed  # two ranks: no faster than one
-    assert fixed_speed > 3 * broken_speed
+    found = compared("07_tiny_batch")
+    assert found["notes"]["broken, 2 ranks"].startswith("batch 2 a rank: ")
+    assert found["notes"]["fixed, 2 ranks"].startswith("batch 32 a rank: ")
+    assert " ms on the wire) + optimizer" in found["notes"]["broken, 2 ranks, 1 Gb/s link"]
+    assert all("Per-step costs dominate with a per-rank batch of 2" in v
+               for v in found["profile"])
+    # per-step costs paid for 2 sentences instead of 32: a slow-down whatever the load
+    assert found["broken/fixed"]["2 ranks"] < 0.5
 
 
 @pytest.mark.slow
 def test_f_every_rank_training_on_the_whole_corpus():
-    def epoch(name, **kwargs):
-        result, _ = run_script(name, timeout=180, **kwargs)
-        text = printed(result)
-        return (int(number_after(text, "one epoch:")),
-                number_after(text, "sentences per rank,"))
-
-    single_steps, _ = epoch("09_whole_corpus_broken.py", single=True)
-    broken_steps, broken_s = epoch("09_whole_corpus_broken.py")
-    fixed_steps, fixed_s = epoch("09_whole_corpus_fixed.py")
-    assert broken_steps == single_steps == 20 and fixed_steps == 10
-    assert fixed_s < 0.8 * broken_s
+    found = compared("09_whole_corpus")
+    notes = found["notes"]
+    assert notes["broken, one process"].startswith("one epoch: 20 steps of 32")
+    assert notes["broken, 2 ranks"] == "one epoch: 20 steps of 32 sentences a rank, 1280 " \
+                                       "sentences trained on"
+    assert notes["fixed, 2 ranks"] == "one epoch: 10 steps of 32 sentences a rank, 640 " \
+                                      "sentences trained on"
+    assert found["broken/fixed"]["2 ranks"] < 0.8  # twice the work on the same two processes

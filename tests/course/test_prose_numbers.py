@@ -8,7 +8,7 @@ is one of three things, each listed where a test holds it:
 
 Anything else is a measurement typed in by hand ("on the course's machine this took 4x"),
 which goes stale at the next render: make the cell print it (a ``verdict:`` line) and point the
-prose at it. A lesson with such a figure still waiting for its fix carries a strict xfail.
+prose at it.
 """
 import re
 
@@ -34,7 +34,8 @@ NOT_MEASURED = {  # lesson -> (phrase, why it is not a measurement)
            ("the ideal is 2×", "the same"), ("How far from 2× a run lands", "the same")],
     "04": [("sleeps 20 ms", "the straggler's setting"), ("one update per 20 ms", "from it"),
            ("`4 × HURT_STEPS`", "the setting")],
-    "06": [("60 s by default", "the magic's default")],
+    "06": [("60 s by default", "the magic's default"),
+           ("50 µs plus the gradient's bytes at 125 MB/s", "the simulated link's setting")],
     "07": [("2 x (2 layers x B x 128", "an array shape")],
     "08": [("~0.5 µs | ~10 GB/s", "published figures"), ("~5 µs | ~100-450 GB/s", "published"),
            ("~5 µs | ~25 GB/s", "published"), ("~1-2 µs | 25 / 50 GB/s", "published"),
@@ -42,8 +43,6 @@ NOT_MEASURED = {  # lesson -> (phrase, why it is not a measurement)
            ("top-1 accuracy of 74.9%", "Akiba et al. 2017, the paper's own figure")],
     "09": [("α = 1 ms and 25 MB/s (β = 40 ns per byte)", "the simulated link's setting")],
 }
-KNOWN = {"06": "lesson 6 (f1) says the course's machine measured the broken step 'at anywhere "
-               "from about the same time to 4x': issue 26 item 1's rework of (f) replaces it"}
 
 
 def typed_figures(text, covered_phrases):
@@ -59,9 +58,7 @@ def covering(number):
             + [phrase for phrase, _why in NOT_MEASURED.get(number, [])])
 
 
-@pytest.mark.parametrize("number", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n])) if n in KNOWN else n
-    for n in NUMBERS])
+@pytest.mark.parametrize("number", NUMBERS)
 def test_no_measured_figure_is_typed_into_prose(number):
     found = typed_figures(prose(notebook(number)), covering(number))
     assert not found, (f"lesson {number}: figures typed into prose (print them as a verdict, or "

@@ -4,14 +4,10 @@ Every rank builds the whole ``Seq2seq`` from the same seed as the reference, run
 batch, and checks the part it holds: the loss on the decoder rank, every gradient on the rank
 that owns the parameter, the weights after a few Adam steps, the greedy translations.
 """
-import subprocess
-import sys
 
-import chainer
 import numpy as np
 import pytest
 
-from dlhack.jobs.mpiexec import mpiexec_command
 from dlhack.model.seq2seq import Seq2seq
 from dlhack.parallel.model_parallel import (
     DECODER_LINKS,
@@ -20,7 +16,8 @@ from dlhack.parallel.model_parallel import (
     copy_weights,
     gradient_bytes,
 )
-from tests.model.batches import sentence_pairs
+from tests.model.batches import adam_side_by_side, sentence_pairs
+from tests.parallel.demo import run_demo
 
 N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
 
@@ -67,15 +64,7 @@ def test_loss_and_every_gradient_equal_the_single_process_model(mpi_comm):
 @pytest.mark.mpi(ranks=[2], timeout=60)
 def test_adam_steps_keep_the_halves_equal_to_the_whole(mpi_comm):
     whole, split = models(mpi_comm)
-    optimizers = []
-    for model in (whole, split):
-        optimizers.append(chainer.optimizers.Adam(alpha=0.01))
-        optimizers[-1].setup(model)
-    for step in range(3):
-        xs, ys = sentence_pairs(N_SRC, N_TGT, seed=step)
-        for model, optimizer in zip((whole, split), optimizers):
-            loss_and_grads(model, xs, ys)
-            optimizer.update()
+    adam_side_by_side((whole, split), N_SRC, N_TGT, grads=loss_and_grads)
     reference = dict(whole.namedparams())
     for name, param in split.namedparams():
         np.testing.assert_allclose(param.array, reference[name].array, rtol=1e-4, atol=1e-6,
@@ -121,10 +110,6 @@ def test_one_rank_is_refused():
 
 def test_the_module_docstring_command_runs():
     """``mpiexec -n 2 python -m dlhack.parallel.model_parallel --steps 3``, a little smaller."""
-    cmd, env = mpiexec_command(2, [sys.executable, "-m", "dlhack.parallel.model_parallel",
-                                   "--steps", "2", "--batchsize", "8", "--units", "32",
-                                   "--n-train", "100"])
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "step 1: loss" in done.stdout
-    assert "rank 0 -> 1 (activations)" in done.stdout
+    stdout = run_demo("dlhack.parallel.model_parallel")
+    assert "step 1: loss" in stdout
+    assert "rank 0 -> 1 (activations)" in stdout

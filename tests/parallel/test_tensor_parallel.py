@@ -7,15 +7,12 @@ each rank's rows of ``W_o`` and of its gradient must match. The target vocabular
 so 3 ranks split it unevenly (10, 10, 9) and 4 ranks (8, 7, 7, 7).
 """
 import itertools
-import subprocess
-import sys
 
 import chainer
 import chainer.functions as F
 import numpy as np
 import pytest
 
-from dlhack.jobs.mpiexec import mpiexec_command
 from dlhack.model.seq2seq import PAD, Seq2seq
 from dlhack.parallel.counting import CountingComm
 from dlhack.parallel.tensor_parallel import (
@@ -23,7 +20,8 @@ from dlhack.parallel.tensor_parallel import (
     vocab_parallel_cross_entropy,
     vocab_range,
 )
-from tests.model.batches import sentence_pairs
+from tests.model.batches import adam_side_by_side, sentence_pairs
+from tests.parallel.demo import run_demo
 
 N_SRC, N_TGT, UNITS, LAYERS = 23, 29, 16, 2
 SLICED = ("/W_o/W", "/W_o/b")  # the parameters split by rows of the vocabulary
@@ -108,12 +106,7 @@ def test_loss_and_every_gradient_equal_the_single_process_model(mpi_comm):
 @pytest.mark.mpi(ranks=[1, 2, 3], timeout=90)
 def test_adam_steps_keep_every_rank_equal_to_one_process(mpi_comm):
     whole, split = models(mpi_comm)
-    optimizers = [chainer.optimizers.Adam(alpha=0.01).setup(m) for m in (whole, split)]
-    for step in range(3):
-        xs, ys = sentence_pairs(N_SRC, N_TGT, seed=step)
-        for model, optimizer in zip((whole, split), optimizers):
-            loss_and_grads(model, xs, ys)
-            optimizer.update()
+    adam_side_by_side((whole, split), N_SRC, N_TGT, grads=loss_and_grads)
     reference = dict(whole.namedparams())
     for name, param in split.namedparams():
         np.testing.assert_allclose(param.array, mine(split, name, reference[name].array),
@@ -151,13 +144,9 @@ def test_more_ranks_than_words_is_refused(mpi_comm):
 
 def test_the_module_docstring_command_runs():
     """``mpiexec -n 2 python -m dlhack.parallel.tensor_parallel --steps 3``, a little smaller."""
-    cmd, env = mpiexec_command(2, [sys.executable, "-m", "dlhack.parallel.tensor_parallel",
-                                   "--steps", "2", "--batchsize", "8", "--units", "32",
-                                   "--n-train", "100"])
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = [line for line in done.stdout.splitlines() if line.startswith("step ")]
-    assert len(lines) == 2, done.stdout
+    stdout = run_demo("dlhack.parallel.tensor_parallel")
+    lines = [line for line in stdout.splitlines() if line.startswith("step ")]
+    assert len(lines) == 2, stdout
     for line in lines:  # "step 0: loss 55.12345 on 2 ranks, 55.12345 in one process; 4 messages"
         words = line.replace(",", "").split()
         assert words[3] == words[7], line

@@ -84,12 +84,25 @@ class BucketIterator(chainer.dataset.Iterator):
         return len(self._batches)
 
     def serialize(self, serializer):
+        """Save or load the place in the epoch. Loading into an iterator whose epoch has
+        another number of batches (a snapshot of a k-rank job resumed at 2k ranks: shards half
+        as long) keeps the fraction of the epoch done, so ``epoch_detail`` and every schedule
+        built on it carry on where they were."""
+        saved_batches = len(self._batches)
+        try:
+            saved_batches = int(serializer("n_batches", saved_batches))
+        except KeyError:  # a snapshot from before n_batches was saved: the same plan
+            pass
         self.current_position = serializer("current_position", self.current_position)
         self.epoch = serializer("epoch", self.epoch)
         self.is_new_epoch = serializer("is_new_epoch", self.is_new_epoch)
         self._previous_epoch_detail = serializer("previous_epoch_detail",
                                                  self._previous_epoch_detail)
         self._batches = self._plan(self.epoch)  # the plan is a function of seed and epoch
+        if saved_batches != len(self._batches):  # loading a plan of another length
+            self.current_position = min(
+                round(self.current_position * len(self._batches) / saved_batches),
+                len(self._batches) - 1)  # a last batch left over is taken as this epoch's last
 
 
 class Batch(list):

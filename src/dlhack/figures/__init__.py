@@ -13,7 +13,7 @@ from dlhack.figures.collectives import (
     ring_steps,
     star_and_ring,
 )
-from dlhack.figures.debugging import bleu_shards, gpu_choice, speeds, step_breakdowns, triage
+from dlhack.figures.debugging import bleu_shards, gpu_choice, triage
 from dlhack.figures.fonts import use_japanese_font
 from dlhack.figures.pipelines import (
     bucket_starts,
@@ -26,6 +26,8 @@ from dlhack.figures.pipelines import (
 )
 from dlhack.figures.scaling import (
     accuracy_vs_batch,
+    bleu_curves,
+    bleu_vs_batch,
     link_model,
     lr_warmup,
     scaling_report,
@@ -57,7 +59,9 @@ __all__ = [
     "allreduce_fit",
     "async_runs",
     "attention",
+    "bleu_curves",
     "bleu_shards",
+    "bleu_vs_batch",
     "bucket_starts",
     "cost_model",
     "data_parallel",
@@ -75,7 +79,6 @@ __all__ = [
     "sentence_lengths",
     "seq2seq",
     "smith_runs",
-    "speeds",
     "speedup",
     "spirals",
     "split_the_model",
@@ -83,7 +86,6 @@ __all__ = [
     "staleness_by_source",
     "staleness_cost",
     "star_and_ring",
-    "step_breakdowns",
     "step_timeline",
     "timelines",
     "topologies",

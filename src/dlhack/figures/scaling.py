@@ -90,6 +90,47 @@ def accuracy_vs_batch(batches, series, epochs):
     plt.show()
 
 
+def bleu_vs_batch(batches, series, epochs):
+    """The translator's final dev BLEU by global batch, one line per recipe (lesson 5).
+
+    Args:
+        batches: the global batch sizes.
+        series: (label, BLEU scores, style) per recipe.
+        epochs: the epochs every run trained for (for the axis label).
+    """
+    plt = pyplot()
+
+    _fig, ax = plt.subplots(figsize=(7, 4))
+    for name, scores, style in series:
+        ax.plot(batches, scores, style, label=name)
+    ax.set(xscale="log", xticks=batches, xticklabels=[str(b) for b in batches],
+           xlabel="global batch (per-rank batch × ranks)",
+           ylabel=f"dev BLEU after {epochs:g} epochs", title="the translator: BLEU vs global batch")
+    ax.minorticks_off()
+    ax.legend(fontsize=8)
+    plt.show()
+
+
+def bleu_curves(runs, title, marks=()):
+    """Dev BLEU against the sentences seen, one line per run (lesson 5).
+
+    Args:
+        runs: label -> [(sentences seen, dev BLEU)], in order.
+        title: the figure's title.
+        marks: sentences seen at which something changes (drawn as dotted lines).
+    """
+    plt = pyplot()
+
+    _fig, ax = plt.subplots(figsize=(7, 3.8))
+    for (name, points), style in zip(runs.items(), ("o-", "s--", "^:", "d-.", "v-", "x--")):
+        ax.plot(*zip(*points), style, label=name)
+    for x in marks:
+        ax.axvline(x, color="gray", lw=0.8, ls=":")
+    ax.set(xlabel="sentences seen", ylabel="dev BLEU", title=title)
+    ax.legend(fontsize=8)
+    plt.show()
+
+
 def schedules_compared(epochs, decayed_lr, lr, batch, grown_batch):
     """Decaying the rate beside growing the batch: rate and batch by epoch (lesson 5)."""
     plt = pyplot()

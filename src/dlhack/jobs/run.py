@@ -62,7 +62,8 @@ class RunResult:
         return {e.rank: e.dump for e in self.endings.values() if e.state == "crashed"}
 
 
-def run(cmd, n, timeout=None, single=False, stream=None, prefix=True, mpiexec="mpiexec"):
+def run(cmd, n, timeout=None, single=False, stream=None, prefix=True, mpiexec="mpiexec",
+        threads=None):
     """Run ``cmd`` on ``n`` ranks under mpiexec (or once with ``single``); returns a RunResult.
 
     Args:
@@ -74,6 +75,8 @@ def run(cmd, n, timeout=None, single=False, stream=None, prefix=True, mpiexec="m
             time (the notebook's output inside the magic).
         prefix: mark each line with its rank.
         mpiexec: the launcher to use, looked up on PATH.
+        threads: BLAS threads per rank; None keeps this process's settings (``dlhack run``
+            shows the learner's environment as it is, oversubscription included).
 
     Ctrl-C (KeyboardInterrupt) dumps the stacks, kills the job and returns a result with
     ``interrupted`` set and returncode 130.
@@ -84,7 +87,7 @@ def run(cmd, n, timeout=None, single=False, stream=None, prefix=True, mpiexec="m
                        output={rank: [] for rank in range(n)})
     with tempfile.TemporaryDirectory(prefix="dlhack-run-") as run_dir:
         start = time.monotonic()
-        job = start_job(cmd, n, single, mpiexec, run_dir)
+        job = start_job(cmd, n, single, mpiexec, run_dir, threads)
         files = OutputFiles(run_dir)
         try:
             follow(job.proc, files, result, stream, prefix)
@@ -103,15 +106,15 @@ def run(cmd, n, timeout=None, single=False, stream=None, prefix=True, mpiexec="m
     return result
 
 
-def start_job(cmd, n, single, mpiexec, run_dir):
+def start_job(cmd, n, single, mpiexec, run_dir, threads=None):
     """Start ``cmd`` on ``n`` ranks (or alone with ``single``); returns a supervise.Job."""
     if single:
-        return supervise.start(cmd, run_dir)
+        return supervise.start(cmd, run_dir, threads=threads)
     path = find_mpiexec() if mpiexec == "mpiexec" else shutil.which(mpiexec)
     if path is None:
         raise FileNotFoundError(f"no {mpiexec} on PATH: activate the course environment "
                                 "(. .venv/bin/activate), or run `dlhack doctor`")
-    return supervise.start(cmd, run_dir, n, mpiexec=path)
+    return supervise.start(cmd, run_dir, n, mpiexec=path, threads=threads)
 
 
 def follow(proc, files, result, stream, prefix):

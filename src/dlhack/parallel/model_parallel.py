@@ -134,16 +134,28 @@ def gradient_bytes(model):
     return sum(param.size * param.dtype.itemsize for param in model.params())
 
 
-def main(argv=None):
-    """Train the split translator a few steps on the embedded corpus; the decoder rank reports."""
-    p = argparse.ArgumentParser(prog="python -m dlhack.parallel.model_parallel", description=__doc__,
+def demo_parser(prog, description):
+    """The command line of the split models' demos (this module's and ``tensor_parallel``'s)."""
+    p = argparse.ArgumentParser(prog=prog, description=description,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-s", "--steps", type=int, default=3)
     p.add_argument("-b", "--batchsize", type=int, default=32)
     p.add_argument("-u", "--units", type=int, default=128)
     p.add_argument("-l", "--layers", type=int, default=2)
     p.add_argument("--n-train", type=int, default=1000)
-    args = p.parse_args(argv)
+    return p
+
+
+def demo_batches(corpus, args):
+    """The demo's ``args.steps`` batches of the training split, in order, as ``(xs, ys)``."""
+    for step in range(args.steps):
+        batch = corpus.train[step * args.batchsize:(step + 1) * args.batchsize]
+        yield [x for x, _ in batch], [y for _, y in batch]
+
+
+def main(argv=None):
+    """Train the split translator a few steps on the embedded corpus; the decoder rank reports."""
+    args = demo_parser("python -m dlhack.parallel.model_parallel", __doc__).parse_args(argv)
     from mpi4py import MPI
 
     from dlhack.corpus import default_corpus
@@ -156,10 +168,9 @@ def main(argv=None):
     optimizer = chainer.optimizers.Adam()
     optimizer.setup(model)
     whole = Seq2seq(len(corpus.src_vocab), len(corpus.tgt_vocab), args.units, args.layers)
-    for step in range(args.steps):
-        batch = corpus.train[step * args.batchsize:(step + 1) * args.batchsize]
+    for step, (xs, ys) in enumerate(demo_batches(corpus, args)):
         start = time.perf_counter()
-        loss = model([x for x, _ in batch], [y for _, y in batch])
+        loss = model(xs, ys)
         model.cleargrads()
         loss.backward()
         optimizer.update()

@@ -42,6 +42,12 @@ def warmup_scaled_lr(epoch, base_lr, scale, warmup_epochs):
     return base_lr * (1 + (scale - 1) * epoch / warmup_epochs)
 
 
+def lr_scale(rule, ranks):
+    """How much a rate tuned for one rank's batch grows on ``ranks`` ranks: ``"none"`` 1,
+    ``"linear"`` ``ranks`` (Goyal et al.), ``"sqrt"`` its square root (often used with Adam)."""
+    return {"none": 1, "linear": ranks, "sqrt": ranks ** 0.5}[rule]
+
+
 def step_lr(epoch, lr, milestones, factor):
     """``lr`` divided by ``factor`` once for each milestone (in epochs) reached by ``epoch``."""
     return lr / factor ** bisect.bisect_right(sorted(milestones), epoch)

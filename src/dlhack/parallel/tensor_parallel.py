@@ -36,8 +36,6 @@ Every rank builds ``TensorParallelSeq2seq`` from the same numpy seed: it makes t
 every gradient and a few Adam steps at 1, 2 and 3 ranks). With ``dropout > 0`` every rank must
 draw the same masks: seed numpy the same on every rank.
 """
-import argparse
-
 import chainer
 import chainer.functions as F
 import chainer.links as L
@@ -45,6 +43,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dlhack.model.seq2seq import PAD, Seq2seq
+from dlhack.parallel.model_parallel import demo_batches, demo_parser
 from dlhack.parallel.p2p import mpi_of
 
 __all__ = ["CopyToRanks", "TensorParallelSeq2seq", "VocabParallelCrossEntropy", "allreduce",
@@ -180,15 +179,7 @@ def _train_step(model, optimizer, xs, ys):
 
 def main(argv=None):
     """Train a few steps beside one process on the embedded corpus; rank 0 prints both losses."""
-    p = argparse.ArgumentParser(prog="python -m dlhack.parallel.tensor_parallel",
-                                description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-s", "--steps", type=int, default=3)
-    p.add_argument("-b", "--batchsize", type=int, default=32)
-    p.add_argument("-u", "--units", type=int, default=128)
-    p.add_argument("-l", "--layers", type=int, default=2)
-    p.add_argument("--n-train", type=int, default=1000)
-    args = p.parse_args(argv)
+    args = demo_parser("python -m dlhack.parallel.tensor_parallel", __doc__).parse_args(argv)
     from dlhack.corpus import default_corpus
     from dlhack.parallel.counting import CountingComm
 
@@ -200,9 +191,7 @@ def main(argv=None):
     np.random.seed(0)
     whole = Seq2seq(*sizes)
     optimizers = [chainer.optimizers.Adam().setup(model) for model in (split, whole)]
-    for step in range(args.steps):
-        batch = corpus.train[step * args.batchsize:(step + 1) * args.batchsize]
-        xs, ys = [x for x, _ in batch], [y for _, y in batch]
+    for step, (xs, ys) in enumerate(demo_batches(corpus, args)):
         comm.reset()
         loss = _train_step(split, optimizers[0], xs, ys)
         messages, nbytes = comm.totals()
