@@ -101,10 +101,10 @@ def shape_problem(phases, case):
     total = sum(lengths)
     if abs(total - case["epochs"]) > TOL:
         ends = [m for m in case["milestones"] if m < case["epochs"]] + [case["epochs"]]
-        if abs(total - sum(ends)) < TOL:
-            return (f"the phases last {total:g} epochs in all, the run {case['epochs']:g}: each "
-                    f"phase's epochs is how long the phase lasts (from the previous milestone to "
-                    f"the next), not the epoch where it ends")
+        if len(lengths) == len(ends) and all(abs(e - end) < TOL for e, end in zip(lengths, ends)):
+            return (f"the phases last {total:g} epochs in all, the run's budget is "
+                    f"{case['epochs']:g}: each phase's epochs is how long the phase lasts (from "
+                    f"the previous milestone to the next), not the epoch where it ends")
         return (f"the phases last {total:g} epochs in all, the run {case['epochs']:g}: the budget "
                 f"of sentences is the run's epochs (each sentence once per epoch, whatever the "
                 f"ranks), not its number of updates")

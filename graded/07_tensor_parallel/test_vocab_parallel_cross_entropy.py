@@ -7,7 +7,7 @@ sent with three allreduces of N numbers.
 """
 import numpy as np
 import pytest
-from tplab import (EDGE_HINT, OVERFLOW_HINT, RecordingComm, as_array, close, draw_cases, edge_only,
+from tplab import (EDGE_HINT, OVERFLOW_HINT, TARGET_HINT, RecordingComm, as_array, close, draw_cases, edge_only,
                    first_failure, reference_losses, traffic_problem)
 
 
@@ -49,8 +49,14 @@ def hint(case, rank, got, want):
     for sentence, value in wrong.items():
         if case.size > 1 and np.allclose(got, value, rtol=1e-7, atol=1e-8):
             return sentence
-    if edge_only(case, ~close(got, want)):
+    bad = ~close(got, want)
+    if edge_only(case, bad):
         return EDGE_HINT
+    implied = (np.log(total) + top - got)[bad]  # the target logit that would give ``got``
+    rows, extra = case.logits[bad], implied - case.logits[bad, case.targets[bad]]
+    if all(np.isclose(i, 0) or np.isclose(row, i).any() or np.isclose(row, x).any()
+           for i, x, row in zip(implied, extra, rows)):
+        return TARGET_HINT
     return None
 
 

@@ -10,7 +10,8 @@ from tplab import (EDGE_HINT, OVERFLOW_HINT, RecordingComm, as_array, close, dra
                    first_failure, reference_grad, traffic_problem)
 
 ONE_HOT_HINT = ("the one-hot term is wrong: subtract 1 (before dividing by N) at column "
-                "t - vocab_start, and only on the rank whose slice holds t")
+                "t - vocab_start, and only on the rank whose slice holds t "
+                "(0 <= t - vocab_start < V_r)")
 
 
 def hint(case, rank, got, want):

@@ -197,5 +197,8 @@ def edge_only(case, wrong_rows):
 
 EDGE_HINT = ("wrong only at positions whose target is the first or last word of a slice: check "
              "the bounds of this rank's columns, 0 <= t - vocab_start < V_r (= logits.shape[1])")
+TARGET_HINT = ("the target's logit is wrong there: exactly one rank, the one whose slice holds t, "
+               "contributes it, from its column t - vocab_start (0 <= t - vocab_start < V_r); "
+               "every other rank adds 0")
 OVERFLOW_HINT = ("inf or nan where the logits are large: exp overflowed. Subtract the largest "
                  "logit of all ranks (an Allreduce with MPI.MAX) before exp")
