@@ -3,22 +3,21 @@ ranks, rank cap), the reference schedules written here, and a reading of a list 
 what it produces at every point of the run: ranks, rate, and lr / ranks (SGD's noise scale at a
 fixed batch per rank).
 
-The answers are pure functions of their arguments, so one rank runs them; the draws change at
-every check (``DLHACK_LAB_SEED`` replays one), and a failure names its case.
+The answers are pure functions of their arguments, so one rank runs them. Both halves of a test
+draw the cases from the grader's seed (the ``seed`` fixture, ``run.seed``): they change at every
+check, and a failure names its case and seed.
 """
 import bisect
-import os
 
 import numpy as np
 
 TOL = 1e-9
 
 
-def draw_cases(count):
-    """``count`` decays, each a dict of the answers' arguments (``max_ranks`` among them)."""
-    seed = os.environ.get("DLHACK_LAB_SEED")
-    seed = int(seed) if seed else int.from_bytes(os.urandom(4), "little")
-    rng = np.random.RandomState(seed)
+def draw_cases(seed, count):
+    """``count`` decays from the launch's ``seed``, each a dict of the answers' arguments
+    (``max_ranks`` among them) and the seed."""
+    rng = np.random.RandomState([seed, count])
     cases = []
     for k in range(count):
         factor = (3, 2, 4, 5)[k] if k < 4 else int(rng.randint(2, 6))
@@ -39,6 +38,11 @@ def draw_cases(count):
                           factor=factor, epochs=epochs, ranks=ranks, max_ranks=max_ranks,
                           seed=seed))
     return cases
+
+
+def arguments(case, names):
+    """The answer's keyword arguments from ``case`` (a fresh list of milestones each call)."""
+    return {k: list(case[k]) if k == "milestones" else case[k] for k in names}
 
 
 def describe(case):
@@ -69,12 +73,20 @@ def growth_at(case, epoch):
     return ranks, lr
 
 
+def observable(got):
+    """An answer's phases in a form ``observe`` takes: ``Phase`` objects as triples."""
+    if isinstance(got, (list, tuple)):
+        return [[item.ranks, item.epochs, item.lr] if hasattr(item, "ranks") else item
+                for item in got]
+    return got
+
+
 def read_phases(got):
     """``[(ranks, epochs, lr)]`` from what an answer returned (tuples, ``Phase`` objects or
     ``"R:E:LR"`` strings), or a sentence saying what is wrong with it."""
     if not isinstance(got, (list, tuple)) or not got:
-        return None, (f"returned {type(got).__name__} {got!r:.60}, not a non-empty list of "
-                      f"(ranks, epochs, lr) phases")
+        name = getattr(got, "type_name", type(got).__name__)
+        return None, f"returned {name} {got!r:.60}, not a non-empty list of (ranks, epochs, lr) phases"
     phases = []
     for item in got:
         if isinstance(item, str):

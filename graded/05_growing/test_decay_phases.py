@@ -1,7 +1,12 @@
 """Exercise 1 of lab 05_growing: ``decay_phases(lr, milestones, factor, epochs, ranks)``, a step
-decay as ``dlhack grow`` phases, read at every point of the run on drawn decays."""
+decay as ``dlhack grow`` phases. The observe half calls it on decays drawn from the seed; the
+check reads the phases at every point of the run: budget, ranks, rate."""
 import pytest
-from growlab import decay_at, describe, draw_cases, first_difference, read_phases, shape_problem
+from growlab import (arguments, decay_at, describe, draw_cases, first_difference, observable, read_phases,
+                     shape_problem)
+
+COUNT = 12
+ARGS = ("lr", "milestones", "factor", "epochs", "ranks")
 
 
 def problem(got, case):
@@ -25,11 +30,15 @@ def problem(got, case):
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=30)
-def test_phases_give_the_decays_rate_at_every_epoch(submission):
+def test_phases_give_the_decays_rate_at_every_epoch(submission, observe, seed):
     """The phases last the run's epochs, on the given ranks, at the decay's rate throughout."""
-    for case in draw_cases(12):
-        args = {k: case[k] for k in ("lr", "milestones", "factor", "epochs", "ranks")}
-        why = problem(submission.decay_phases(**{**args, "milestones": list(case["milestones"])}),
-                      case)
+    observe(got=[observable(submission.decay_phases(**arguments(case, ARGS)))
+                 for case in draw_cases(seed, COUNT)])
+
+
+def check_phases_give_the_decays_rate_at_every_epoch(obs, run):
+    for case, got in zip(draw_cases(run.seed, COUNT), obs["got"]):
+        why = problem(got, case)
         if why:
-            pytest.fail(f"{why} {describe({**args, 'seed': case['seed']})}", pytrace=False)
+            return f"{why} {describe({**{k: case[k] for k in ARGS}, 'seed': case['seed']})}"
+    return None

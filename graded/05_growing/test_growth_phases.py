@@ -1,9 +1,12 @@
 """Exercise 2 of lab 05_growing: ``growth_phases(lr, milestones, factor, epochs, ranks,
-max_ranks)``: the decay made by adding ranks, read at every point of the run on drawn decays
-and caps: the budget, the ranks, the rate, and lr / ranks against the decay's."""
+max_ranks)``: the decay made by adding ranks. The observe half calls it on decays and caps drawn
+from the seed; the check reads the phases at every point of the run: the budget, the ranks, the
+rate, and lr / ranks against the decay's."""
 import pytest
-from growlab import (decay_at, describe, draw_cases, first_difference, growth_at, read_phases,
-                     shape_problem)
+from growlab import (arguments, decay_at, describe, draw_cases, first_difference, growth_at,
+                     observable, read_phases, shape_problem)
+
+ARGS = ("lr", "milestones", "factor", "epochs", "ranks", "max_ranks")
 
 
 def problem(got, case):
@@ -36,7 +39,7 @@ def problem(got, case):
             return (f"{where}: where the decay divides the rate, multiply the ranks by the factor "
                     f"instead and keep the rate")
         return f"{where}: the ranks multiply by factor={factor} at each milestone, up to max_ranks"
-    if want_lr == case["lr"] or abs(want_lr - case["lr"]) < 1e-12:
+    if abs(want_lr - case["lr"]) <= 1e-12 * case["lr"]:
         return f"{where}: the rate is kept at lr while the ranks grow: growth replaces the decay"
     if abs(lr - want_lr * factor) < 1e-9 * lr and cap is not None:
         return (f"{where}: at the cap (max_ranks={cap}) the growth stops, and the rate must be "
@@ -44,25 +47,44 @@ def problem(got, case):
     return f"{where}: lr / ranks must be the decay's at every point"
 
 
+def uncapped(seed):
+    return [{**case, "max_ranks": None} for case in draw_cases(seed, 12)]
+
+
+def capped(seed):
+    return [case for case in draw_cases(seed, 24) if case["max_ranks"] is not None]
+
+
+def observe_growth(submission, observe, cases):
+    observe(got=[observable(submission.growth_phases(**arguments(case, ARGS))) for case in cases])
+
+
+def growth_problem(obs, cases):
+    for case, got in zip(cases, obs["got"]):
+        why = problem(got, case)
+        if why:
+            return f"{why} {describe(case)}"
+    return None
+
+
 @pytest.mark.points(3)
 @pytest.mark.mpi(ranks=[1], timeout=30)
-def test_ranks_grow_where_the_rate_would_decay(submission):
+def test_ranks_grow_where_the_rate_would_decay(submission, observe, seed):
     """No cap: the run's epochs, the ranks times the factor at each milestone, the rate kept."""
-    for case in draw_cases(12):
-        case = {**case, "max_ranks": None}
-        why = problem(submission.growth_phases(**{k: v for k, v in case.items() if k != "seed"}
-                                               | {"milestones": list(case["milestones"])}), case)
-        if why:
-            pytest.fail(f"{why} {describe(case)}", pytrace=False)
+    observe_growth(submission, observe, uncapped(seed))
+
+
+def check_ranks_grow_where_the_rate_would_decay(obs, run):
+    return growth_problem(obs, uncapped(run.seed))
 
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=30)
-def test_past_the_cap_the_rate_decays_instead(submission):
+def test_past_the_cap_the_rate_decays_instead(submission, observe, seed):
     """With max_ranks drawn: whole factors up to the cap, then the rate divided; lr / ranks
     is the decay's at every point."""
-    for case in [c for c in draw_cases(24) if c["max_ranks"] is not None]:
-        why = problem(submission.growth_phases(**{k: v for k, v in case.items() if k != "seed"}
-                                               | {"milestones": list(case["milestones"])}), case)
-        if why:
-            pytest.fail(f"{why} {describe(case)}", pytrace=False)
+    observe_growth(submission, observe, capped(seed))
+
+
+def check_past_the_cap_the_rate_decays_instead(obs, run):
+    return growth_problem(obs, capped(run.seed))

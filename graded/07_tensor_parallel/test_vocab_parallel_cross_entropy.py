@@ -1,14 +1,16 @@
 """Exercise 1 of lab 07_tensor_parallel: ``vocab_parallel_cross_entropy(comm, logits, targets,
 vocab_start)``, each position's loss over the whole vocabulary from this rank's slice.
 
-Every rank draws the same cases (tplab.draw_cases), gives the answer its slice of the logits on
-a recording communicator, and compares what it returns with one process's loss, then what it
-sent with three allreduces of N numbers.
+Observe half (every rank): the answer's losses for each drawn case (tplab.draw_cases), given
+only this rank's slice. Check half (the grader): the same cases made again from the seed, the
+losses against one process's, then the traffic the grader's MPI shim saw: allreduces only, at
+most three of N numbers per call.
 """
 import numpy as np
 import pytest
-from tplab import (EDGE_HINT, OVERFLOW_HINT, TARGET_HINT, RecordingComm, as_array, close, draw_cases, edge_only,
-                   first_failure, reference_losses, traffic_problem)
+from tplab import (EDGE_HINT, GROUPS_HINT, OVERFLOW_HINT, TARGET_HINT, as_array, close, draw_cases,
+                   edge_only, first_failure, groups, observable, reference_losses,
+                   traffic_problem)
 
 
 def rank_parts(case, rank, top):
@@ -60,34 +62,63 @@ def hint(case, rank, got, want):
     return None
 
 
-def check_case(submission, comm, case):
-    """None, or ``(message, hinted)`` for this rank's result on ``case``."""
-    a, b = case.slice_of(comm.rank)
-    recorder = RecordingComm(comm)
-    got = submission.vocab_parallel_cross_entropy(recorder, case.logits[:, a:b].copy(),
-                                                  case.targets.copy(), a)
+def check_case(case, rank, got):
+    """None, or ``(message, hinted)`` for rank ``rank``'s result on ``case``."""
+    a, b = case.slice_of(rank)
     want = reference_losses(case.logits, case.targets)
     got, problem = as_array(got, want.shape, "vocab_parallel_cross_entropy")
     if problem:
         return f"{problem}: one loss per position, not their mean or sum {case.describe()}", True
-    if not close(got, want).all():
-        wrong = np.flatnonzero(~close(got, want))
-        k = wrong[0]
-        why = hint(case, comm.rank, got, want)
-        return (f"{why + '. ' if why else ''}The losses differ from one process's at "
-                f"{len(wrong)} of {case.n} positions (position {k}: got {got[k]:.6g}, expected "
-                f"{want[k]:.6g}; this rank holds words {a}..{b - 1}) {case.describe()}",
-                why is not None)
-    problem = traffic_problem(recorder.calls, case.n, case.size, 3, 3 * case.n)
-    if problem:
-        return f"the losses are right, but {problem} {case.describe()}", True
-    return None
+    if close(got, want).all():
+        return None
+    wrong = np.flatnonzero(~close(got, want))
+    k = wrong[0]
+    why = hint(case, rank, got, want)
+    return (f"{why + '. ' if why else ''}The losses differ from one process's at {len(wrong)} of "
+            f"{case.n} positions (position {k}: got {got[k]:.6g}, expected {want[k]:.6g}; this "
+            f"rank holds words {a}..{b - 1}) {case.describe()}", why is not None)
 
 
-@pytest.mark.points(5)
-@pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=60)
-def test_losses_equal_one_process_with_three_allreduces_of_n(submission, comm):
-    """Every rank returns one process's losses, on drawn uneven slices, from <= 3 allreduces of N."""
-    message = first_failure(draw_cases(comm, 6), lambda case: check_case(submission, comm, case))
+def observe_losses(submission, comm, observe, cases):
+    got = []
+    for case in cases:
+        a, b = case.slice_of(comm.rank)
+        got.append(observable(submission.vocab_parallel_cross_entropy(
+            comm, case.logits[:, a:b].copy(), case.targets.copy(), a)))
+    observe(got=got)
+
+
+def losses_problem(obs, run, cases, rank, after=""):
+    message = first_failure(cases, lambda case, k: check_case(case, rank, obs["got"][k]))
     if message:
-        pytest.fail(message, pytrace=False)
+        return message + after
+    problem = traffic_problem(run.traffic, [case.n for case in cases], 3)
+    return f"the losses are right, but {problem}" if problem else None
+
+
+@pytest.mark.points(4)
+@pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=60)
+def test_losses_equal_one_process_with_three_allreduces_of_n(submission, comm, observe, seed):
+    """Every rank returns one process's losses, on drawn uneven slices, from <= 3 allreduces of N."""
+    observe_losses(submission, comm, observe, draw_cases(seed, comm.size))
+
+
+def check_losses_equal_one_process_with_three_allreduces_of_n(obs, run):
+    return losses_problem(obs, run, draw_cases(run.seed, run.size), run.rank)
+
+
+@pytest.mark.points(1)
+@pytest.mark.mpi(ranks=[4], timeout=60)
+def test_two_groups_side_by_side(submission, comm, observe, seed):
+    """Two groups of 2 ranks (0, 2 and 1, 3), each its own batch: only the comm given is used."""
+    group, rank, size = groups(comm.rank, comm.size)
+    sub = comm.Split(group, rank)
+    try:
+        observe_losses(submission, sub, observe, draw_cases(seed, size, group))
+    finally:
+        sub.Free()
+
+
+def check_two_groups_side_by_side(obs, run):
+    group, rank, size = groups(run.rank, run.size)
+    return losses_problem(obs, run, draw_cases(run.seed, size, group), rank, GROUPS_HINT)
