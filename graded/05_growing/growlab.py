@@ -8,6 +8,7 @@ draw the cases from the grader's seed (the ``seed`` fixture, ``run.seed``): they
 check, and a failure names its case and seed.
 """
 import bisect
+import itertools
 
 import numpy as np
 
@@ -31,12 +32,13 @@ def draw_cases(seed, count):
         ranks = int(rng.randint(1, 4))
         reached = sum(m < epochs for m in milestones)
         if k % 2 == 1 and reached:  # a cap that stops the growth before the end (or at once)
-            max_ranks = ranks * factor ** int(rng.randint(0, reached)) + int(rng.randint(0, factor - 1))
+            grown = ranks * factor ** int(rng.randint(0, reached))
+            max_ranks = grown + int(rng.randint(0, factor - 1))  # short of the next whole factor
         else:
             max_ranks = None if k % 4 == 0 else ranks * factor ** (reached + int(rng.randint(0, 2)))
-        cases.append(dict(lr=float(10 ** rng.uniform(-4, -1)), milestones=milestones,
-                          factor=factor, epochs=epochs, ranks=ranks, max_ranks=max_ranks,
-                          seed=seed))
+        cases.append({"lr": float(10 ** rng.uniform(-4, -1)), "milestones": milestones,
+                      "factor": factor, "epochs": epochs, "ranks": ranks,
+                      "max_ranks": max_ranks, "seed": seed})
     return cases
 
 
@@ -86,7 +88,8 @@ def read_phases(got):
     ``"R:E:LR"`` strings), or a sentence saying what is wrong with it."""
     if not isinstance(got, (list, tuple)) or not got:
         name = getattr(got, "type_name", type(got).__name__)
-        return None, f"returned {name} {got!r:.60}, not a non-empty list of (ranks, epochs, lr) phases"
+        return None, (f"returned {name} {got!r:.60}, not a non-empty list of (ranks, epochs, lr) "
+                      f"phases")
     phases = []
     for item in got:
         if isinstance(item, str):
@@ -99,7 +102,8 @@ def read_phases(got):
         except (TypeError, ValueError):
             return None, f"the phase {item!r:.60} is not a (ranks, epochs, lr) triple of numbers"
         if int(ranks) != float(ranks) or int(ranks) < 1:
-            return None, f"the phase {item!r:.60} has {ranks} ranks: a rank count is a whole number, 1 or more"
+            return None, (f"the phase {item!r:.60} has {ranks} ranks: a rank count is a whole "
+                          f"number, 1 or more")
     return phases, None
 
 
@@ -138,7 +142,7 @@ def first_difference(phases, case, want_at):
     spans = timeline(phases)
     cuts = sorted({0.0, case["epochs"], *[s for s, _, _, _ in spans],
                    *[m for m in case["milestones"] if m < case["epochs"]]})
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         epoch = (a + b) / 2
         k = next(i for i, (s, e, _, _) in enumerate(spans) if s <= epoch < e)
         got, want = (spans[k][2], spans[k][3]), want_at(case, epoch)

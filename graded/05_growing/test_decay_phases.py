@@ -2,8 +2,16 @@
 decay as ``dlhack grow`` phases. The observe half calls it on decays drawn from the seed; the
 check reads the phases at every point of the run: budget, ranks, rate."""
 import pytest
-from growlab import (arguments, decay_at, describe, draw_cases, first_difference, observable, read_phases,
-                     shape_problem)
+from growlab import (
+    arguments,
+    decay_at,
+    describe,
+    draw_cases,
+    first_difference,
+    observable,
+    read_phases,
+    shape_problem,
+)
 
 COUNT = 12
 ARGS = ("lr", "milestones", "factor", "epochs", "ranks")

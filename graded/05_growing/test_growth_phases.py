@@ -3,8 +3,17 @@ max_ranks)``: the decay made by adding ranks. The observe half calls it on decay
 from the seed; the check reads the phases at every point of the run: the budget, the ranks, the
 rate, and lr / ranks against the decay's."""
 import pytest
-from growlab import (arguments, decay_at, describe, draw_cases, first_difference, growth_at,
-                     observable, read_phases, shape_problem)
+from growlab import (
+    arguments,
+    decay_at,
+    describe,
+    draw_cases,
+    first_difference,
+    growth_at,
+    observable,
+    read_phases,
+    shape_problem,
+)
 
 ARGS = ("lr", "milestones", "factor", "epochs", "ranks", "max_ranks")
 

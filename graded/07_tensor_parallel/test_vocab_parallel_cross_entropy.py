@@ -8,9 +8,21 @@ most three of N numbers per call.
 """
 import numpy as np
 import pytest
-from tplab import (EDGE_HINT, GROUPS_HINT, OVERFLOW_HINT, TARGET_HINT, as_array, close, draw_cases,
-                   edge_only, first_failure, groups, observable, reference_losses,
-                   traffic_problem)
+from tplab import (
+    EDGE_HINT,
+    GROUPS_HINT,
+    OVERFLOW_HINT,
+    TARGET_HINT,
+    as_array,
+    close,
+    draw_cases,
+    edge_only,
+    first_failure,
+    groups,
+    observable,
+    reference_losses,
+    traffic_problem,
+)
 
 
 def rank_parts(case, rank, top):
@@ -74,9 +86,9 @@ def check_case(case, rank, got):
     wrong = np.flatnonzero(~close(got, want))
     k = wrong[0]
     why = hint(case, rank, got, want)
-    return (f"{why + '. ' if why else ''}The losses differ from one process's at {len(wrong)} of "
+    return ((f"{why + '. ' if why else ''}The losses differ from one process's at {len(wrong)} of "
             f"{case.n} positions (position {k}: got {got[k]:.6g}, expected {want[k]:.6g}; this "
-            f"rank holds words {a}..{b - 1}) {case.describe()}", why is not None)
+            f"rank holds words {a}..{b - 1}) {case.describe()}"), why is not None)
 
 
 def observe_losses(submission, comm, observe, cases):
@@ -99,7 +111,7 @@ def losses_problem(obs, run, cases, rank, after=""):
 @pytest.mark.points(4)
 @pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=60)
 def test_losses_equal_one_process_with_three_allreduces_of_n(submission, comm, observe, seed):
-    """Every rank returns one process's losses, on drawn uneven slices, from <= 3 allreduces of N."""
+    """Every rank returns one process's losses on drawn uneven slices, from <= 3 allreduces of N."""
     observe_losses(submission, comm, observe, draw_cases(seed, comm.size))
 
 

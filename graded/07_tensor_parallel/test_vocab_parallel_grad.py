@@ -7,8 +7,18 @@ forward's at most (three allreduces of N numbers per call).
 """
 import numpy as np
 import pytest
-from tplab import (EDGE_HINT, OVERFLOW_HINT, as_array, close, draw_cases, edge_only, first_failure,
-                   observable, reference_grad, traffic_problem)
+from tplab import (
+    EDGE_HINT,
+    OVERFLOW_HINT,
+    as_array,
+    close,
+    draw_cases,
+    edge_only,
+    first_failure,
+    observable,
+    reference_grad,
+    traffic_problem,
+)
 
 ONE_HOT_HINT = ("the one-hot term is wrong: subtract 1 (before dividing by N) at column "
                 "t - vocab_start, and only on the rank whose slice holds t "
@@ -63,10 +73,10 @@ def check_case(case, rank, got):
         return None
     row, col = np.argwhere(bad)[0]
     why = hint(case, rank, got, want)
-    return (f"{why + '. ' if why else ''}The gradient differs from this rank's columns of one "
+    return ((f"{why + '. ' if why else ''}The gradient differs from this rank's columns of one "
             f"process's at {int(bad.sum())} of {bad.size} entries (position {row}, word "
             f"{a + col}: got {got[row, col]:.6g}, expected {want[row, col]:.6g}; this rank holds "
-            f"words {a}..{b - 1}) {case.describe()}", why is not None)
+            f"words {a}..{b - 1}) {case.describe()}"), why is not None)
 
 
 @pytest.mark.points(3)
