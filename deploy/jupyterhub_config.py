@@ -80,11 +80,11 @@ c.SlurmSpawner.req_prologue = (
     f"|| echo \"course update failed: see ~/.dlhack-course-update.log\"")
 
 # The server runs as one job step (srun, batchspawner's way: its processes are the step's).
-# Until the grader chooses its launcher itself (issue 22, phase B), the variables that make
-# the mpich wheel's mpiexec start its ranks through srun are hidden from the server: a check
-# cell's mpiexec runs inside the grader's sandbox, which has no network to reach slurmctld, and
-# every test would time out. With them hidden, mpiexec starts its ranks here, inside the job.
-# SLURM_PROCID goes too: it would tell dlhack's tools that the server is itself an MPI rank.
+# dlhack's own launches (check cells, dlhack run, %%mpiexec) start their ranks on this node
+# whatever the environment says (dlhack.jobs.mpiexec.local_env). A learner's bare `mpiexec` in
+# a terminal would not: it would see the node list and start its ranks through srun, a new step
+# that waits for the CPUs this step holds. So the variables that make the mpich wheel's mpiexec
+# do that are hidden from the server, and SLURM_PROCID (the step's task 0, not a rank) with them.
 c.SlurmSpawner.req_srun = ("srun env -u SLURM_JOB_NODELIST -u SLURM_NODELIST "
                            "-u SLURM_TASKS_PER_NODE -u SLURM_PROCID")
 

@@ -22,6 +22,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dlhack.parallel import create_communicator
+from dlhack.parallel.devices import select_gpu
 
 CPU = os.environ.get("DLHACK_DEVICE") == "cpu"
 if CPU:
@@ -37,7 +38,8 @@ def synchronize():
 
 
 def device_of(comm):
-    return chainer.get_device("@numpy" if CPU else f"@cupy:{comm.intra_rank}")
+    """GPU ``intra_rank % visible`` (``dlhack.parallel.devices``: every rank's choice checked)."""
+    return chainer.get_device("@numpy" if CPU else f"@cupy:{select_gpu(comm)}")
 
 
 def check(comm, name, ok, detail=""):

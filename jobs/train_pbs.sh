@@ -34,8 +34,9 @@ awk '!($1 in n) {order[k++] = $1} {n[$1]++} END {for (i = 0; i < k; i++) print o
 ranks=$(wc -l <"$PBS_NODEFILE")
 echo "ranks: $ranks on $(cut -d: -f1 "$hostfile" | paste -sd' ')"
 
-# Rank r uses GPU intra_rank (its place among the ranks on its node), so each node must see
-# both of its GPUs (CUDA_VISIBLE_DEVICES=0,1 or unset), not one per rank.
+# Rank r takes GPU intra_rank % the GPUs it sees (its place among the ranks on its node, in
+# the node's GPUs): each node sees both (CUDA_VISIBLE_DEVICES=0,1 or unset), or each rank its
+# own; ranks that would share one GPU stop with a LayoutError naming them.
 mpiexec -n "$ranks" -f "$hostfile" \
   dlhack train --gpu --communicator chainermn:pure_nccl \
   --snapshot-every 500 --resume auto --out "${DLHACK_OUT:-result/train_pbs}" \

@@ -40,8 +40,9 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 export CHAINERMN_FORCE_ABORT_ON_EXCEPTION=1   # one rank's exception ends the job (lesson 8)
 export NCCL_DEBUG=WARN
 
-# Rank r uses GPU intra_rank, so every rank on a node must see all of the node's GPUs:
-# --gpus-per-node (not --gpus-per-task, which would show each rank only "its" GPU 0).
+# Rank r takes GPU intra_rank % the GPUs it sees (dlhack.parallel.devices): right whether
+# every rank sees all of its node's GPUs (--gpus-per-node) or only its own (--gpus-per-task);
+# ranks that would share one GPU stop with a LayoutError naming them.
 device=(--gpu --communicator chainermn:pure_nccl)
 [ "${DLHACK_DEVICE:-gpu}" = cpu ] && device=()
 mpiexec -n "$SLURM_NTASKS" -ppn "$SLURM_NTASKS_PER_NODE" \

@@ -107,7 +107,7 @@ def test_fused_trains_to_the_readable_models_parameters(tmp_path):
                              progress=False, impl=impl)
         train(config)
         trained[impl] = saved_parameters(tmp_path / impl)
-    reference, initial = serial_reference(dataclasses.replace(config, impl="fast"))
+    _, initial = serial_reference(dataclasses.replace(config, impl="fast"))
     initial = {name.lstrip("/"): a for name, a in initial.items()}
     assert_close_and_trained(trained["fused"], trained["fast"], initial)
 
@@ -194,7 +194,8 @@ def test_every_setting_has_one_flag_with_help_and_the_dataclass_default():
      {"units": 16, "layers": 1, "batchsize": 8, "epochs": 0.5, "iterations": 3, "seed": 4,
       "out": "x"}),
     (["--no-attention", "--no-progress"], {"attention": False, "progress": False}),
-    (["-g", "--profile", "--overlap"], {"gpu": True, "profile": True, "overlap": True}),
+    (["-g", "--share-gpu", "--profile", "--overlap"],
+     {"gpu": True, "share_gpu": True, "profile": True, "overlap": True}),
     (["--impl", "nstep", "--communicator", "chainermn:pure_nccl", "--lr", "0.01"],
      {"impl": "nstep", "communicator": "chainermn:pure_nccl", "lr": 0.01}),
     (["--scale-lr", "sqrt", "--warmup", "0.5"], {"scale_lr": "sqrt", "warmup": 0.5}),
@@ -237,3 +238,22 @@ def test_the_data_parallel_lines_stay_six_and_in_train():
     device = [line for line in inspect.getsource(train).splitlines()
               if "intra_rank" in line or "config.gpu:" in line or "device.use()" in line]
     assert len(device) == 3, device
+
+
+def test_gpu_is_chosen_by_the_layout_check(monkeypatch):
+    """``--gpu`` asks ``select_gpu`` (intra_rank % visible, checked), and stops on its error
+    before any data is read."""
+    import dlhack.train
+    from dlhack.parallel.devices import LayoutError
+
+    asked = []
+
+    def refuse(comm, share=False):
+        asked.append(share)
+        raise LayoutError("ranks 0, 1 would share one GPU")
+
+    monkeypatch.setattr(dlhack.train, "select_gpu", refuse)
+    for share in (False, True):
+        with pytest.raises(LayoutError, match="would share"):
+            train(TrainConfig(gpu=True, share_gpu=share), load=pytest.fail)
+    assert asked == [False, True]

@@ -4,11 +4,11 @@
     mpiexec -n 2 dlhack train                         # data-parallel on 2 ranks (ring allreduce)
     mpiexec -n 2 dlhack train --communicator chainermn:naive
     dlhack train --corpus ../shared/data/small_parallel_enja --units 256 --layers 3
-    dlhack train --gpu                                # rank r uses GPU intra_rank
+    dlhack train --gpu                                # GPU intra_rank % the GPUs it sees
     metrics = train(TrainConfig(units=64, epochs=2))  # from Python: the same settings
 
 The data-parallel part is a handful of lines, marked ``# MN:`` (lesson 3 shows them as a diff):
-create a communicator, pick the device from ``intra_rank``, wrap the optimizer, scatter the
+create a communicator, pick the GPU from ``intra_rank`` (``parallel.devices``), wrap the optimizer, scatter the
 dataset, make evaluation multi-node, and keep reporting on rank 0. ``--batchsize`` is per rank,
 so the effective batch is batchsize x ranks. One process is simply a job of one rank: the same
 lines run, with a communicator of size one, so there is no separate single-process path.
@@ -36,6 +36,7 @@ from dlhack.parallel import (
     create_multi_node_optimizer,
     scatter_dataset,
 )
+from dlhack.parallel.devices import select_gpu
 from dlhack.parallel.schedules import LinearScalingWarmup, lr_scale
 from dlhack.step_profile import ProfilingUpdater, TimedUpdater
 
@@ -70,12 +71,13 @@ class TrainConfig:
     iterations: int = setting(None, "stop after N iterations instead", "-i")
     lr: float = setting(2e-3, "Adam's alpha (for the batch of one rank, with --scale-lr)")
     scale_lr: str = setting("none", "multiply lr by the ranks (linear: Goyal et al.'s rule) "
-                            "or by their square root (sqrt), as the global batch grows",
-                            choices=("none", "linear", "sqrt"))
+                            "or their square root (sqrt)", choices=("none", "linear", "sqrt"))
     warmup: float = setting(0, "epochs over which the rate climbs from lr to the scaled lr")
     seed: int = setting(0, "seed of the corpus, the weights and the shuffling", "-s")
     out: str = setting("result/train", "folder for the log, plots, model and metrics", "-o")
-    gpu: bool = setting(False, "rank r uses GPU intra_rank", "-g")
+    gpu: bool = setting(False, "each rank takes GPU intra_rank %% the GPUs it sees, one GPU per "
+                        "rank checked (dlhack.parallel.devices)", "-g")
+    share_gpu: bool = setting(False, "let ranks of a node share a GPU (trying 2 ranks on 1 GPU)")
     communicator: str = setting("auto", "auto (ring over mpiexec's ranks) | none (this process "
                                 "alone) | naive | ring | mpi | chainermn:naive | chainermn:flat "
                                 "| chainermn:pure_nccl")
@@ -159,7 +161,8 @@ def train(config, comm=None, load=load_data, stop=None, share=None):
     comm = comm or make_communicator(config.communicator)  # MN: every rank; alone: size 1
     device = chainer.get_device(-1)
     if config.gpu:  # MN: one GPU per rank on a node; set it before any array is created
-        device = chainer.get_device(f"@cupy:{comm.intra_rank}")
+        gpu = select_gpu(comm, share=config.share_gpu)  # intra_rank % the GPUs it sees, checked
+        device = chainer.get_device(f"@cupy:{gpu}")
     device.use()
     np.random.seed(config.seed)
     (src_vocab, tgt_vocab), train_data, dev, test = load(config, comm)

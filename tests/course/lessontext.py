@@ -10,6 +10,7 @@ held to verdicts by ``test_claims.py``; mentors' guides quote them (``dlhack.too
 import json
 import re
 from functools import cache
+
 import pytest
 
 from dlhack.tools import render

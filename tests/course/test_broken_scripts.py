@@ -264,7 +264,7 @@ def test_f_tiny_batch_per_rank():
     found = compared("07_tiny_batch")
     assert found["notes"]["broken, 2 ranks"].startswith("batch 2 a rank: ")
     assert found["notes"]["fixed, 2 ranks"].startswith("batch 32 a rank: ")
-    assert " ms on the wire) + optimizer" in found["notes"]["broken, 2 ranks, 1 Gb/s link"]
+    assert " ms on the wire) + optimizer" in found["notes"]["broken, 2 ranks, 100 Mb/s link"]
     assert all("Per-step costs dominate with a per-rank batch of 2" in v
                for v in found["profile"])
     # per-step costs paid for 2 sentences instead of 32: a slow-down whatever the load

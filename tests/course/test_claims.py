@@ -19,7 +19,16 @@ from typing import NamedTuple
 
 import nbformat
 import pytest
-from tests.course.lessontext import NUMBERS, ROOT, notebook, old_render, output_lines, prose, verdicts
+
+from tests.course.lessontext import (
+    NUMBERS,
+    ROOT,
+    notebook,
+    old_render,
+    output_lines,
+    prose,
+    verdicts,
+)
 
 
 class Claim(NamedTuple):
@@ -107,6 +116,17 @@ CLAIMS = [
           rf"{F.format('hi')} at lr [\d.]+; sync lowest at every rate: (?P<sync>\w+)",
           lambda v: v["lo"] < 1.1 and v["hi"] > v["lo"] and v["sync"] == "True",
           "falls behind its control"),
+    Claim("04", "at HARM_LR staleness alone makes training diverge; fresh gradients converge",
+          r"verdict: at lr [\d.]+ staleness alone made training (?P<stale>\w+); the same kind of "
+          r"updates, fresh, (?P<fresh>\w+)",
+          lambda v: v["stale"] == "diverge" and v["fresh"] == "converged",
+          "a gradient one update old is not"),
+    Claim("04", "over seeds, sync and the fresh worker converge and 4 stale workers diverge",
+          rf"verdict: over {F.format('n')} seeds, sync converged {F.format('sync')}/[\d.]+, the "
+          rf"fresh worker {F.format('fresh')}/[\d.]+, and 4 stale workers diverged "
+          rf"{F.format('stale')}/",
+          lambda v: v["sync"] == v["fresh"] == v["stale"] == v["n"] and v["n"] >= 5,
+          "whatever the seed"),
     # lesson 5: the drop, linear scaling, warm-up's cost, growing the batch (its printed tables)
     Claim("05", "linear scaling recovers almost all of the drop up to k = 16",
           rf"^\s+512\s+{F.format('same')}\s+{F.format('scaled')}\s+{F.format('warm')}\s+40$",
@@ -119,6 +139,26 @@ CLAIMS = [
           rf"grow the batch at epochs 4, 7: test loss {F.format('loss')}, accuracy "
           rf"{F.format('acc')}, {F.format('u')} updates", lambda v: 0.3 < v["u"] / 640 < 0.7,
           "It gets there with about half the updates", verdict=False),
+    # lesson 5, the translator: each recipe at the largest batch against one rank (one seed)
+    Claim("05", "at the same rate the largest batch falls far behind one rank",
+          rf"verdict: same rate, batch \d+ \(\d ranks\): dev BLEU {F.format('b')} against one "
+          rf"rank's {F.format('one')}", lambda v: v["b"] < v["one"] - 5,
+          "At the same rate the larger batch falls far behind"),
+    Claim("05", "with the rate scaled by the ranks the largest batch reaches one rank's BLEU",
+          rf"verdict: linear scaling, batch \d+ \(\d ranks\): dev BLEU {F.format('b')} against "
+          rf"one rank's {F.format('one')}", lambda v: v["b"] >= v["one"] - 2,
+          "it reaches at least one rank's BLEU"),
+    Claim("05", "with the rate scaled and warmed up the largest batch reaches one rank's BLEU",
+          rf"verdict: linear scaling \+ warm-up, batch \d+ \(\d ranks\): dev BLEU "
+          rf"{F.format('b')} against one rank's {F.format('one')}",
+          lambda v: v["b"] >= v["one"] - 2, "with warm-up or without, it reaches"),
+    Claim("05", "adding a rank instead of halving the rate: half the updates, within a few BLEU "
+          "of the decay, in less wall time",
+          rf"verdict: adding a rank instead of halving the rate: dev BLEU {F.format('g')} against "
+          rf"{F.format('d')} \(.*\); in the second phase {F.format('ug')} updates against "
+          rf"{F.format('ud')}, \d+ s against \d+ s \({F.format('x')}x the wall time\)",
+          lambda v: 2 * v["ug"] == v["ud"] and abs(v["g"] - v["d"]) < 5 and v["x"] < 1,
+          "It ends within a few BLEU of the decayed run", guide="half the updates, always"),
     # lesson 6: one process beside the ranks; an error on some ranks only; slower in parallel
     Claim("06", "an error that every rank reports happens in one process too",
           rf"verdict: 00_every_rank_broken\.py: one process (?P<alone>\w+); {F.format('k')} of "
@@ -146,17 +186,18 @@ CLAIMS = [
           rf"ranks x {F.format('t')} BLAS threads on {F.format('c')} cores",
           lambda v: v["r"] * v["t"] > v["c"], "names the cause from the same count"),
     Claim("06", "with a batch of 2 a rank the profile says per-step costs dominate",
-          rf"verdict: 07_tiny_batch, broken, 2 ranks(, 1 Gb/s link)?: .*Per-step costs dominate "
+          rf"verdict: 07_tiny_batch, broken, 2 ranks(, 100 Mb/s link)?: .*Per-step costs dominate "
           rf"with a per-rank batch of {F.format('b')}", lambda v: v["b"] == 2, "three costs do not"),
     Claim("06", "the fixed batch (32 a rank) is faster than the broken one (2 a rank)",
-          rf"verdict: 07_tiny_batch, 2 ranks(, 1 Gb/s link)?: the broken code runs at "
+          rf"verdict: 07_tiny_batch, 2 ranks(, 100 Mb/s link)?: the broken code runs at "
           rf"{F.format('x')}x", lambda v: v["x"] < 1, "spread over fewer sentences"),
-    Claim("06", "over a 1 Gb/s link 2 ranks of 2 sentences are slower than one process of 4",
-          rf"verdict: 07_tiny_batch, broken, 2 ranks, 1 Gb/s link: {F.format('x')}x of one "
+    Claim("06", "over a 100 Mb/s link 2 ranks of 2 sentences are slower than one process of 4",
+          rf"verdict: 07_tiny_batch, broken, 2 ranks, 100 Mb/s link: {F.format('x')}x of one "
           rf"process", lambda v: v["x"] < 0.95, "Over the link the 2 ranks are slower"),
-    Claim("06", "2 ranks that each evaluate, or train on, everything can at best match one process",
+    Claim("06", "2 ranks that each evaluate, or train on, everything at best match one process "
+          "(faster only by a few percent of noise)",
           rf"verdict: (08_eval_every_rank|09_whole_corpus), broken, 2 ranks: {F.format('x')}x of "
-          rf"one process", lambda v: v["x"] <= 1.05, "2 ranks can at best match one process"),
+          rf"one process", lambda v: v["x"] <= 1.1, "*faster* by a few percent: noise"),
     Claim("06", "splitting the evaluation, or the corpus, makes the 2 ranks faster",
           rf"verdict: (08_eval_every_rank|09_whole_corpus), 2 ranks: the broken code runs at "
           rf"{F.format('x')}x", lambda v: v["x"] < 1, "each rank translates its shard"),
@@ -164,6 +205,11 @@ CLAIMS = [
           rf"dev loss {F.format('loss')} \(3 sentences, (?P<ranks>\d) ranks\)",
           lambda v: True, "prints the same loss on 4 ranks as on one process", verdict=False),
     # lesson 7: the split is exact
+    Claim("07", "both splits are exact; tensor parallelism sends another amount, in other messages",
+          rf"verdict: both splits are exact; the tensor-parallel step sent {F.format('x')}x the "
+          rf"bytes of the layer-wise one, in {F.format('tp')} messages against {F.format('lw')}",
+          lambda v: v["x"] > 0 and v["tp"] > 0 and v["lw"] > 0,
+          "Both splits are exact"),
     Claim("07", "the split translator's loss is the whole one's",
           rf"loss: split {F.format('a')}, one process {F.format('b')}",
           lambda v: v["a"] == v["b"], "The losses agree to the last digit printed", verdict=False),

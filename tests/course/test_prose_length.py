@@ -4,6 +4,7 @@ paragraphs or headings. Words are counted as whitespace-separated tokens of the 
 spans and formulas included (they take as long to read)."""
 import nbformat
 import pytest
+
 from tests.course.lessontext import NUMBERS, notebook, source
 
 MAX_WORDS = 350

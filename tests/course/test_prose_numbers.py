@@ -14,6 +14,7 @@ import re
 
 import nbformat
 import pytest
+
 from tests.course.lessontext import NUMBERS, notebook, prose
 from tests.course.test_claims import CLAIMS
 
@@ -35,7 +36,7 @@ NOT_MEASURED = {  # lesson -> (phrase, why it is not a measurement)
     "04": [("sleeps 20 ms", "the straggler's setting"), ("one update per 20 ms", "from it"),
            ("`4 × HURT_STEPS`", "the setting")],
     "06": [("60 s by default", "the magic's default"),
-           ("50 µs plus the gradient's bytes at 125 MB/s", "the simulated link's setting")],
+           ("50 µs plus the gradient's bytes at 12.5 MB/s", "the simulated link's setting")],
     "07": [("2 x (2 layers x B x 128", "an array shape")],
     "08": [("~0.5 µs | ~10 GB/s", "published figures"), ("~5 µs | ~100-450 GB/s", "published"),
            ("~5 µs | ~25 GB/s", "published"), ("~1-2 µs | 25 / 50 GB/s", "published"),

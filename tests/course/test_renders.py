@@ -12,9 +12,18 @@ import sys
 
 import nbformat
 import pytest
-from tests.course.lessontext import LESSONS, NUMBERS, ROOT, notebook, old_render, rerender_xfail, source, stamp
 
 from dlhack.tools import outputs, render
+from tests.course.lessontext import (
+    LESSONS,
+    NUMBERS,
+    ROOT,
+    notebook,
+    old_render,
+    rerender_xfail,
+    source,
+    stamp,
+)
 
 
 def committed_digests(commit, path):

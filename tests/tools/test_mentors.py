@@ -5,9 +5,9 @@ an old render lacks is an expected failure until `make lessons` (which refills t
 import re
 
 import pytest
-from tests.course.lessontext import old_render
 
 from dlhack.tools import mentors
+from tests.course.lessontext import old_render
 
 DOCUMENTS = mentors.documents()
 

@@ -6,7 +6,7 @@ The one-process recipe used a batch of 4; here it is divided among the ranks, so
 computes 2 sentences per step. What a step costs whatever its batch (the allreduce of the whole
 gradient, the optimizer's update of every weight, Python's and Chainer's overhead) is then most
 of the step. On one machine the allreduce goes through shared memory; the second row sends it
-over a simulated 1 Gb/s network instead (dlhack.parallel.slowlink), as between two nodes.
+over a simulated 100 Mb/s network instead (dlhack.parallel.slowlink), as between two nodes.
 """
 from functools import partial
 
@@ -16,8 +16,8 @@ from dlhack.parallel import create_communicator
 from dlhack.parallel.slowlink import SlowLink
 
 GLOBAL_BATCH = 4  # the one-process recipe's
-# 1 Gb/s Ethernet: 50 us a message, 125 MB/s; every allreduce of the gradient pays it.
-ROWS = {"1 Gb/s link": {"link": partial(SlowLink, alpha=50e-6, beta=1 / 125e6)}}
+# 100 Mb/s Ethernet: 50 us a message, 12.5 MB/s; every allreduce of the gradient pays it.
+ROWS = {"100 Mb/s link": {"link": partial(SlowLink, alpha=50e-6, beta=1 / 12.5e6)}}
 
 
 def work(comm, link=None):

@@ -13,8 +13,8 @@ from dlhack.parallel import create_communicator
 from dlhack.parallel.slowlink import SlowLink
 
 GLOBAL_BATCH = 4  # the one-process recipe's
-# 1 Gb/s Ethernet: 50 us a message, 125 MB/s; every allreduce of the gradient pays it.
-ROWS = {"1 Gb/s link": {"link": partial(SlowLink, alpha=50e-6, beta=1 / 125e6)}}
+# 100 Mb/s Ethernet: 50 us a message, 12.5 MB/s; every allreduce of the gradient pays it.
+ROWS = {"100 Mb/s link": {"link": partial(SlowLink, alpha=50e-6, beta=1 / 12.5e6)}}
 
 
 def work(comm, link=None):

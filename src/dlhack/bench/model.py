@@ -23,7 +23,6 @@ slices lost to them then count for nobody.
 """
 import argparse
 import json
-import os
 import resource
 import statistics
 import subprocess

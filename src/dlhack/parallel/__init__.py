@@ -29,6 +29,7 @@ and bytes):
 - ``model_parallel``       lesson 7: the translator split over two ranks, encoder and decoder
 - ``tensor_parallel``      lesson 7: one layer split over ranks, the output layer by vocabulary
 - ``counting``             lesson 7: a communicator wrapper that counts messages and bytes
+- ``devices``              lesson 8: the GPU of each rank, ``intra_rank % visible``, checked
 - ``overlap``              lesson 9: the overlapped path's hook and its ``Bucket``s, allreduced
                            while backward runs (``overlap=True``)
 - ``slowlink``             lesson 9: a communicator whose allreduce takes alpha + n beta

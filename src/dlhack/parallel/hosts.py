@@ -3,7 +3,7 @@
 Every rank contributes its host name; ranks with the same name are on the same node.
 
 - ``intra_rank``: my position among the ranks on my node (0, 1, ...), in rank order. On a GPU
-  node this picks the GPU: ``chainer.cuda.get_device_from_id(comm.intra_rank).use()``.
+  node it picks the GPU, ``intra_rank % visible GPUs`` (``devices.select_gpu``).
 - ``intra_size``: how many ranks run on my node.
 - ``inter_rank``: my node's number; nodes are numbered in the order of their lowest rank.
 - ``inter_size``: how many nodes there are.

@@ -10,7 +10,9 @@ Each check is a small function that takes what it judges as arguments (versions,
 ``mpiexec --version``, the environment) and returns a :class:`Result`, so a test can hand it a
 broken setup. :func:`run_checks` gathers the facts of this machine, mostly in fresh Python
 processes (what a new notebook kernel or mpiexec rank would see), and calls every check. The
-MPI checks (library, mpiexec, the round trip) are in :mod:`dlhack.tools.mpicheck`; what every
+MPI checks (library, mpiexec, the round trip) are in :mod:`dlhack.tools.mpicheck`, those of a
+cluster (slots, scheduler, launch inside a job, kernel, GPU layout, sandbox) in
+:mod:`dlhack.tools.clustercheck`; what every
 check returns, and the fresh-process probe, in :mod:`dlhack.tools.check`.
 """
 import argparse
@@ -21,8 +23,10 @@ import os
 import sys
 from dataclasses import asdict
 
+from dlhack.jobs import allocation
 from dlhack.jobs.mpiexec import venv_mpiexec
 from dlhack.tools.check import Result, probe, version_tuple
+from dlhack.tools.clustercheck import cluster_checks
 from dlhack.tools.mpicheck import check_mpi4py, check_mpiexec, check_roundtrip, gather_mpi
 
 
@@ -211,7 +215,8 @@ def run_checks(n=2, env=None, timeout=60):
     if env.get("OPENBLAS_CORETYPE"):  # what OpenBLAS would pick by itself, for the report
         unforced = {k: v for k, v in env.items() if k != "OPENBLAS_CORETYPE"}
         native = (probe(PACKAGES_PROBE, unforced).get("pools") or [{}])[0].get("architecture")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = allocation.cores(env)  # the job's, not the machine's
+    gpu = probe(GPU_PROBE, env)
     blas_threads = next((p["num_threads"] for p in pools if p.get("user_api") == "blas"), None)
     has_pkg_resources = importlib.util.find_spec("pkg_resources") is not None
     mpi = gather_mpi(n, env, timeout)
@@ -223,9 +228,10 @@ def run_checks(n=2, env=None, timeout=60):
         check_mpi4py(mpi.library),
         check_mpiexec(mpi.mpiexec, mpi.mpiexec_version, mpi.library, beside=venv_mpiexec()),
         check_roundtrip(n, mpi.roundtrip),
-        check_gpu(probe(GPU_PROBE, env)),
+        check_gpu(gpu),
         check_threads(env, cores, n, blas_threads),
         check_blas(pools, cpu_flags(), env, native),
+        *cluster_checks(n, env, gpu.get("devices"), timeout),
     ]
 
 
