@@ -44,7 +44,7 @@ def test_each_test_hands_on_its_observation_and_ending(tmp_path):
     ''')
     assert len(begun) == 3
     assert done["test_observes"] == ({"outcome": "passed", "message": ""}, {"got": 3, "seed": 41})
-    record, obs = done["test_raises"]
+    record, _ = done["test_raises"]
     assert record["outcome"] == "failed" and record["exc_type"] == "ValueError"
     assert record["message"] == "bad answer" and record["frames"]
     assert done["test_stub"][0]["exc_type"] == "NotImplementedError"
