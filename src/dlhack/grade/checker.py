@@ -142,6 +142,7 @@ def decide(checker, case, records):
         verdicts = checker.ask({
             "file": test.nodeid.split("::")[0], "name": test.name.split("[")[0],
             "params": dict(test.params), "seed": case.seed, "size": case.ranks,
+            "hosts": test.hosts,
             "ranks": present, "run_dir": str(case.run_dir), "index": case.index,
             "shim": case.shim})
     except CheckerError as err:

@@ -85,6 +85,7 @@ class GradedTest:
     doc: str = ""
     checked: bool = False  # decided outside the ranks by its check half (checker.py)
     params: tuple = ()     # a parametrized test's parameters, as (name, value) pairs
+    hosts: int = None      # simulated hosts the ranks are placed on (recorder.host_of)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def load_plan(lab, root=None):
 
 
 ITEM_KEYS = {"nodeid", "file", "name", "ranks", "timeout", "points", "doc", "checked",
-             "params"}  # what its Lister gives
+             "params", "hosts"}  # what its Lister gives
 
 
 def cache_file(lab, files):
@@ -201,7 +202,8 @@ def _collect(lab, files):
             nodeid=item["nodeid"], exercise=stem[len("test_"):], name=item["name"],
             ranks=tuple(sorted(set(item["ranks"]))), points=float(item["points"]),
             timeout=float(item["timeout"] or DEFAULT_TIMEOUT), doc=item["doc"],
-            checked=bool(item["checked"]), params=tuple(sorted(item["params"].items()))))
+            checked=bool(item["checked"]), params=tuple(sorted(item["params"].items())),
+            hosts=item["hosts"]))
     if not tests:
         raise LabError(f"lab {lab} has no graded tests")
     return Plan(lab=lab, tests=tuple(tests), files=files)
