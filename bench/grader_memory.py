@@ -11,7 +11,7 @@ class (one shared pool of rank slots), on allreduce_naive's first test at ``--ra
 It prints, side by side: the peak resident memory of this process (the grader) over the whole
 run, read from ``getrusage``, and, for scale, what reading one capped output file costs the old
 way (whole, then split into lines) against ``runfiles.output_tail`` (its end, in a fixed
-budget), each measured in a fresh process. Each grading must fail the test with "wrote more
+budget), each measured in a fresh process that imports the same modules. Each grading must fail the test with "wrote more
 than 64 MB"; the exit status is 1 otherwise. Disk: up to 64 MB per rank and submission, in the
 system's temporary folder, removed as each launch ends.
 """
@@ -33,7 +33,7 @@ from tests.grade.gradetools import solution_cell, solution_notebook, with_cell
 
 FLOOD = "import os as _os\nfor _ in range(%d):\n    _os.write(1, b'x' * (1 << 20))\n"
 READ_ONE = {
-    "whole": "import sys; from pathlib import Path; "
+    "whole": "import sys; from pathlib import Path; from dlhack.jobs import runfiles; "
              "lines = Path(sys.argv[1]).read_text(errors='replace').splitlines()",
     "tail": "import sys; from dlhack.jobs.runfiles import output_tail; "
             "text = output_tail(sys.argv[1], 3000)",
