@@ -143,14 +143,16 @@ def cache_file(lab, files):
 
     Listing a lab's tests costs a Python that imports pytest and the tests (1-3 s), the first
     check cell of every session. The listing depends on the test files only, so it is kept
-    under ``$XDG_CACHE_HOME/dlhack/plans`` (``~/.cache``), named by the digest of every file.
+    under ``$XDG_CACHE_HOME/dlhack/plans`` (``~/.cache``), named by the digest of every file
+    and of the script that lists them.
     Never when a grade counts (nbgrader's ``NBGRADER_EXECUTION``): learner code that ran in
     the same kernel could have written it.
     """
     if os.environ.get("NBGRADER_EXECUTION"):
         return None
-    digest = hashlib.sha256(json.dumps([lab, [(rel, hashlib.sha256(data).hexdigest())
-                                              for rel, data in files]]).encode()).hexdigest()
+    lister = hashlib.sha256(RANK_SCRIPT.read_bytes()).hexdigest()  # what the listing says
+    names = [(rel, hashlib.sha256(data).hexdigest()) for rel, data in files]
+    digest = hashlib.sha256(json.dumps([lab, lister, names]).encode()).hexdigest()
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "dlhack" / "plans" / f"{lab}-{digest[:32]}.json"
 
