@@ -37,7 +37,9 @@ IMPORT_FAILURE, MISSING_ANSWER = _stop_messages()
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "points(n): what passing the test is worth (default 1)")
-    config.addinivalue_line("markers", "mpi(ranks=[...], timeout=s): rank counts to run at")
+    config.addinivalue_line("markers", "mpi(ranks=[...], timeout=s, hosts=H): rank counts to run "
+                                       "at; H simulated hosts (a `placement` parameter: block, "
+                                       "round_robin)")
 
 
 class Answers:

@@ -3,10 +3,12 @@ and hints for the commonest wrong answers.
 
 The learner's functions get a ``NoShortcuts`` model: the translator with the library's own loss
 (``model(xs, ys)``), translation (``model.translate``) and whole-sequence decoder switched off, so
-an answer cannot pass by calling what it is checked against. The references are computed in the
-same process on the same weights: the loss step by step here (``reference_loss``), greedy
-translation by ``translate`` of an unguarded twin, BLEU from n-gram counts here
-(``reference_bleu``), with sacrebleu and ``dlhack.bleu`` switched off while the answer runs.
+an answer cannot pass by calling what it is checked against. The ranks only observe what the
+answers returned (``loss_observed``, ``translations_observed``, ``number_observed``); the
+references are computed in the grader's check halves, on the same seeded weights: the loss step
+by step here (``reference_loss``), greedy translation by ``translate`` of an unguarded twin,
+BLEU from n-gram counts here (``reference_bleu``), with sacrebleu and ``dlhack.bleu`` switched
+off while the answer runs.
 """
 import math
 from collections import Counter
@@ -182,18 +184,26 @@ def loss_hint(model, xs, ys, got, want):
             f"above the exercise")
 
 
+def loss_observed(loss):
+    """What a rank hands the grader of the learner's loss: its kind and its value."""
+    if isinstance(loss, chainer.Variable):
+        return {"kind": "Variable", "value": np.asarray(loss.array)}
+    return {"kind": None if loss is None else type(loss).__name__, "value": None}
+
+
 def loss_problem(model, xs, ys, loss, name="your loss"):
-    """None when ``loss`` is the course's loss (``reference_loss``); else what is wrong, in words."""
-    if loss is None:
+    """None when ``loss`` (``loss_observed``'s) is the course's loss; else what is wrong, in words."""
+    if loss["kind"] is None:
         return "decoder_loss returned None: did it forget to `return` the loss?"
-    if not isinstance(loss, chainer.Variable):
-        return (f"decoder_loss returned a {type(loss).__name__}, not a chainer.Variable: build it "
+    if loss["kind"] != "Variable":
+        return (f"decoder_loss returned a {loss['kind']}, not a chainer.Variable: build it "
                 f"with chainer.functions (F.sum, F.softmax_cross_entropy), never from .array, or "
                 f"backward() has nothing to run")
-    got = as_float(loss)
-    if got is None:
-        return (f"decoder_loss returned a Variable of shape {loss.shape}: return one number, "
-                f"the summed token loss divided by the number of sentences")
+    value = loss["value"]
+    if not isinstance(value, np.ndarray) or value.size != 1:
+        return (f"decoder_loss returned a Variable of shape {getattr(value, 'shape', '?')}: "
+                f"return one number, the summed token loss divided by the number of sentences")
+    got = float(value.reshape(()))
     with chainer.no_backprop_mode():
         want = float(reference_loss(model, xs, ys).array)
     if np.isclose(got, want, rtol=1e-4, atol=1e-5):
@@ -228,6 +238,16 @@ def translation_model(max_length, dropout=0.0):
     return model, make_model(seed, dropout=dropout), xs
 
 
+def translations_observed(got):
+    """What a rank hands the grader of the learner's translations: a list of id arrays, or the
+    type's name of what came back instead (None stays None)."""
+    if got is None:
+        return None
+    if not isinstance(got, (list, tuple)):
+        return {"kind": type(got).__name__}
+    return [np.asarray(chainer.backend.CpuDevice().send(g)).ravel() for g in got]
+
+
 def translation_problem(got, want, max_length, advice=True):
     """None when the learner's translations ``got`` equal ``want``; else what differs.
 
@@ -237,14 +257,14 @@ def translation_problem(got, want, max_length, advice=True):
     if got is None:
         return "greedy_translate returned None: did it forget to `return` the translations?"
     if not isinstance(got, (list, tuple)):
-        return (f"greedy_translate returned a {type(got).__name__}: return a list with one id "
-                f"array per sentence")
+        kind = got["kind"] if isinstance(got, dict) else type(got).__name__
+        return f"greedy_translate returned a {kind}: return a list with one id array per sentence"
     if len(got) != len(want):
         return (f"greedy_translate returned {len(got)} translations for {len(want)} sentences "
                 f"(one per source sentence, in order; a (steps, B) array must be split by "
                 f"column, not by row)")
     for i, (g, w) in enumerate(zip(got, want)):
-        g = np.asarray(chainer.backend.CpuDevice().send(g)).ravel()
+        g = np.asarray(g).ravel()
         if np.array_equal(g, w):
             continue
         where = f"sentence {i}: got {g.tolist()}, expected {w.tolist()}"
@@ -423,15 +443,25 @@ def _unclipped_bleu(hyps, refs, max_n=4):
     return 100 * (1.0 if c > r else math.exp(1 - r / c)) * math.exp(log_p)
 
 
-def bleu_problem(got, hyps, refs):
-    """None when ``got`` is the corpus BLEU of ``hyps`` against ``refs``; else what is wrong."""
-    want = reference_bleu(hyps, refs)
-    if got is None:
-        return "corpus_bleu returned None: did it forget to `return` the score?"
+def number_observed(got):
+    """What a rank hands the grader of a learner's number: its value as a float, else None, and
+    its type's name."""
     try:
-        got = float(got)
+        value = float(got)
     except (TypeError, ValueError):
-        return f"corpus_bleu returned a {type(got).__name__}, not a number"
+        value = None
+    return {"kind": None if got is None else type(got).__name__, "value": value}
+
+
+def bleu_problem(got, hyps, refs):
+    """None when ``got`` (``number_observed``'s) is the corpus BLEU of ``hyps`` against ``refs``;
+    else what is wrong."""
+    want = reference_bleu(hyps, refs)
+    if got["kind"] is None:
+        return "corpus_bleu returned None: did it forget to `return` the score?"
+    if not isinstance(got["value"], float):
+        return f"corpus_bleu returned a {got['kind']}, not a number"
+    got = got["value"]
     if np.isclose(got, want, atol=1e-4):
         return None
     return f"your BLEU is {got:.4g}, the reference is {want:.4g}" + bleu_hint(got, hyps, refs)

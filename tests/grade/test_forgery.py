@@ -8,11 +8,14 @@ in the first test, finds the run's folder, id and tests one way or another, writ
 with exit status 0, and leaves with ``os._exit(0)`` before any test runs on. All grade one
 exercise (6 runs: ranks 1 to 4, then 2 and 3).
 """
+import shutil
+
 import pytest
 
 from dlhack.grade.plan import load_plan
 from dlhack.grade.schedule import grade
 from tests.grade.gradetools import solution_cell, solution_notebook, with_cell
+from tests.support import ROOT
 
 LAB, EXERCISE = "02_collectives", "allreduce_naive"
 
@@ -141,8 +144,8 @@ def plan():
 def test_the_plants_reach_what_they_aim_at():
     """Each variant's code compiles, and the solution's answer cell is what WRONG replaces."""
     assert "def allreduce_naive(comm, x)" in solution_cell(LAB, EXERCISE)
-    for variant in VARIANTS:
-        compile(FORGE + VARIANTS[variant], variant, "exec")
+    for variant, code in VARIANTS.items():
+        compile(FORGE + code, variant, "exec")
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -169,3 +172,21 @@ def test_an_early_exit_after_observing_fails_the_test(plan, tmp_path):
     assert tests["test_sum_matches_serial"]["outcome"] == "crashed"
     assert "exited without finishing the test" in tests["test_sum_matches_serial"]["message"]
     assert tests["test_any_shape_and_dtype"]["outcome"] == "passed"
+
+
+def test_a_test_without_a_check_half_is_never_passed_from_a_rank(tmp_path):
+    """A graded test whose file has no check_NAME (a lab not yet converted) scores 0 with an
+    error and a warning, however its ranks end: only a check outside them can pass a test."""
+    graded = tmp_path / "root" / "graded"
+    (graded / "99_plain").mkdir(parents=True)
+    for path in (ROOT / "graded").glob("*.py"):
+        shutil.copyfile(path, graded / path.name)
+    (graded / "99_plain" / "test_anything.py").write_text(
+        "def test_passes_in_the_rank(submission):\n    assert submission.answer == 42\n")
+    submission = with_cell(solution_notebook(LAB), EXERCISE, "answer = 42\n")
+    result = grade(load_plan("99_plain", tmp_path / "root"), submission, timeout=20,
+                   workdir=tmp_path)
+    test = result["exercises"][0]["tests"][0]
+    assert (result["score"], test["outcome"]) == (0, "error"), test
+    assert "no check half" in test["message"]
+    assert any("no check half" in w for w in result["warnings"])

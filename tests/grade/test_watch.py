@@ -47,6 +47,15 @@ def test_a_record_counts_only_when_it_names_its_rank_size_test_and_run(tmp_path)
     assert announced == [] and watch.current() == 0 and watch.missing(0) == [1]
 
 
+def test_a_record_bigger_than_any_the_rank_writes_is_never_read_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(watching, "RECORD_MAX", 1000)
+    write(tmp_path, 0, 0, message="x" * 2000)  # a rank may write 64 MB there: not read
+    write(tmp_path, 1, 0)
+    watch = Watch(TESTS, 2, tmp_path, RUN_ID)
+    watch.read()
+    assert set(watch.records) == {(1, 0)} and (0, 0) in watch.bad
+
+
 def test_why_a_launch_is_over(tmp_path, monkeypatch):
     for name in ("EXIT_GRACE", "FAIL_GRACE", "PASS_GRACE"):
         monkeypatch.setattr(watching, name, 0.05)

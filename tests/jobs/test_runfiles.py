@@ -19,3 +19,22 @@ def test_the_log_keeps_the_end_of_every_source(tmp_path):
     assert "[0] chatter 999" in log and "[0] chatter 0\n" not in log
     assert "[1] rank 1 says why it failed" in log
     assert log.endswith("[mpiexec] mpiexec: BAD TERMINATION")
+
+
+def test_the_end_is_read_from_the_end_in_a_fixed_budget(tmp_path):
+    """A flood of output costs what its last lines do: tail reads ``budget`` bytes from the end,
+    cut at a line's start (a file far bigger than the budget: a sparse 1 GB hole, then lines)."""
+    from dlhack.jobs.runfiles import read, tail
+
+    path = run_file(tmp_path, "out", 0)
+    with open(path, "wb") as f:
+        f.truncate(1 << 30)
+        f.seek(0, 2)
+        f.write(b"".join(b"line %d\n" % k for k in range(1000)))
+    text = tail(path, budget=100)
+    assert text.endswith("line 999\n") and len(text) <= 100
+    assert text.startswith("line ") and "\0" not in text
+    assert output_tail(tmp_path, 300).splitlines()[-1] == "[0] line 999"
+    assert len(output_tail(tmp_path, 300)) <= 300 + 10
+    assert read(tmp_path, "out", 0, budget=20) == "line 998\nline 999\n"
+    assert tail(tmp_path / "none") == ""

@@ -16,12 +16,19 @@ Modules, in the order a grading goes through them:
 - ``stopearly`` the one rule for which runs are not started (a stub, a hang, tampering), and
                 the graded tests' messages that trigger it
 - ``batch``     one batch: an exercise's tests at one rank count, in one launch under mpiexec
-                with limits and a timeout per test; the threat model
+                with limits and a timeout per test
 - ``watch``     the ranks' result records as they come, and when to stop waiting
 - ``sandbox``   the bubblewrap sandbox each launch is sealed in
-- ``pytest_in_rank.py``  the grader's part of each rank (snapshot, barrier, pytest, records);
-                a script run by its path inside ``dlhack/jobs/rankwrap.py``, never imported
+- ``pytest_in_rank.py``  the grader's part of each rank (shim, barrier, pytest, observations,
+                records); a script run by its path inside ``dlhack/jobs/rankwrap.py``
+- ``recorder``  its pytest plugin: what each test observed, how it ended, simulated hosts
+- ``obsformat`` observations in a closed format (no pickle), written in the rank, read outside
+- ``pmpi``      builds the MPI profiling shim (``pmpi_shim.c``) that logs each rank's messages
+- ``traffic``   reads one test's part of that log
+- ``checker``   where each test's outcome is decided: the check halves, run in
+                ``check_outside.py``, a process that never imports learner code
 - ``guard``     what pytest_in_rank.py snapshots before learner code runs and checks after
+                (names tampering; no longer what stops a forged pass)
 - ``verdict``   one test's run worded for the learner: an outcome and a message
 - ``score``     the points: a test passes only at every rank count; each exercise's status
 - ``tampering`` the lab's nbgrader cells that a submission changed, deleted or duplicated
@@ -33,7 +40,7 @@ Modules, in the order a grading goes through them:
 Starting the ranks, their stack dumps, the kill sweep and how each rank ended are the jobs
 room's (``dlhack.jobs``: ``supervise``, ``stacks``, ``endings``), shared with ``dlhack run``.
 
-How to add a lab: graded/README.md.
+How to add a lab: graded/README.md. What the grader trusts: the README's grader section.
 """
 from dlhack.grade.checkcell import check, export
 from dlhack.grade.schedule import grade, grade_notebook

@@ -30,30 +30,11 @@ down, and the supervisor's /proc sweep on top. ``verdict.py`` turns what is left
 outcome for each test. A test that ended the launch early costs only itself: the tests behind
 it run again in a fresh launch, unless that test stops them (stopearly.py: it hung, say).
 
-Threat model. Submissions are untrusted; learners may attack the grader and each other.
-
-- Each other: a run sees no other run's folders, processes or network, and nothing of it
-  outlives the run. A result record is read only from the run's own folder, which nothing but
-  that run's processes can write, and must name the rank, the rank count, the test and the run
-  id the grader chose; a record that does not is that submission's doing (tampered) and stops
-  only that submission. A class graded together gets the grades each would get alone.
-- The grader and later gradings: the project, the environment and the tests are read-only;
-  ``solutions/``, ``graded/``, the repository's tests and other submissions are not there; the
-  copied tests and scripts are compared afterwards all the same.
-- Its own verdict: no secret is kept in a process that runs learner code. pytest_in_rank.py
-  snapshots what the verdict rests on (numpy's comparisons, builtins, pytest, the lab's test
-  helpers, its own recorder) and a run where any was replaced is tampered; the recorder's
-  outcome must agree with pytest's exit status.
-
-What remains possible, honestly: learner code runs in the same process as the test that checks
-it, so code determined enough (ctypes, rewriting the snapshot, writing its own record and
-exiting) can still make that rank report a pass; the comparison is not yet done outside that
-process. It can use the CPU time, memory and tmpfs space the limits give it (the run's folder on
-disk is bounded per file, 64 MB, not in total), and read what the sandbox shows (the project
-without solutions). When the grader runs as root the sandbox's nobody is root on the host files
-it can see (read-only). With ``trusted=True`` (``--trusted``: a learner grading their own
-notebook; the lab's check cells) there is no sandbox at all: learner code runs as the grader's
-user, and only the checks above stand.
+Threat model: the README's grader section ("The grader: what it trusts") says what is prevented,
+detected and what remains, in one place. Here: each launch is sealed (sandbox.py), its
+folder's name is unguessable, and a record must name the rank, the rank count, the test and
+the run id the grader chose; a test with a check half is then decided by checker.py, outside
+the ranks; one without is refused.
 """
 import hashlib
 import secrets

@@ -30,6 +30,7 @@ def _load(name):
 
 obsformat = _load("obsformat")
 traffic_log = _load("traffic")
+recorder = _load("recorder")
 
 
 class Missing(Exception):
@@ -76,6 +77,21 @@ class Run:
         except traffic_log.TrafficError as err:
             raise Tampered(f"your code changed the grader's record of rank {rank}'s messages "
                            f"({err})") from None
+
+    @property
+    def hosts(self):
+        """``[host of rank 0, ...]`` as the ranks saw them (``hosts=`` on the test's marker;
+        ``placement`` parameter), or None on one host. Simulated through the MPI shim."""
+        request = self._request
+        if not request.get("hosts"):
+            return None
+        marker = Path(request["run_dir"], f"pmpi.{self.rank}.error")
+        if request["shim"] or marker.exists():  # MPI_Get_processor_name gave the real host
+            raise Unavailable(f"the grader could not simulate hosts: "
+                              f"{request['shim'] or _head(marker)}")
+        placement = self.params.get("placement", "block")
+        return [recorder.host_of(r, self.size, request["hosts"], placement)
+                for r in range(self.size)]
 
     def observed(self, rank):
         """Another rank's observation (``Missing`` when that rank reported none)."""

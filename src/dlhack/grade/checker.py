@@ -13,7 +13,9 @@ its record written by learner code (tampered); a rank that says it failed keeps 
 
 The process starts when the grading does, so its imports (numpy, the lab's helpers: up to a
 second with Chainer) overlap the first launch; requests are one JSON line each, answered within
-``ANSWER_S`` or the process is killed (and started again for the next). Its output goes to
+``ANSWER_S`` of the time the process could run (jobs/clock.py: a crowded machine's wait for a
+core does not count; the wall clock is capped at WALL_CAP times that), or the process is killed
+(and started again for the next). Its output goes to
 ``checker.log`` in the grading's folder, whose end is quoted when it fails.
 """
 import json
@@ -22,11 +24,11 @@ import select
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from dlhack.grade.plan import child_env, write_files
+from dlhack.jobs.clock import WALL_CAP, JobClock
 from dlhack.jobs.runfiles import tail
 
 CHECK_SCRIPT = Path(__file__).with_name("check_outside.py")
@@ -77,7 +79,8 @@ class Checker:
             try:
                 self.proc.stdin.write((json.dumps(request) + "\n").encode())
                 self.proc.stdin.flush()
-                reply = json.loads(_read_line(self.proc.stdout.fileno(), timeout))
+                clock = JobClock(self.proc.pid)
+                reply = json.loads(_read_line(self.proc.stdout.fileno(), timeout, clock))
             except (OSError, ValueError, TimeoutError) as err:
                 self._stop()
                 raise CheckerError(f"the grader's checking process failed ({err}): "
@@ -105,13 +108,15 @@ class Checker:
             self._stop()
 
 
-def _read_line(fd, timeout):
-    """One line from ``fd`` within ``timeout`` seconds (the process writes whole lines)."""
-    deadline, data = time.monotonic() + timeout, b""
+def _read_line(fd, timeout, clock):
+    """One line from ``fd`` within ``timeout`` seconds of ``clock`` (the process writes whole
+    lines)."""
+    data = b""
     while not data.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
+        if clock.now() >= timeout or clock.wall() >= WALL_CAP * timeout:
             raise TimeoutError(f"no answer within {timeout:g} s")
+        if not select.select([fd], [], [], 0.25)[0]:
+            continue
         chunk = os.read(fd, 1 << 16)
         if not chunk:
             raise OSError("it exited")
@@ -137,6 +142,7 @@ def decide(checker, case, records):
         verdicts = checker.ask({
             "file": test.nodeid.split("::")[0], "name": test.name.split("[")[0],
             "params": dict(test.params), "seed": case.seed, "size": case.ranks,
+            "hosts": test.hosts,
             "ranks": present, "run_dir": str(case.run_dir), "index": case.index,
             "shim": case.shim})
     except CheckerError as err:

@@ -13,8 +13,9 @@ the learner's code is imported holds every callable of those modules (and of the
 functions the tests define, code objects included); afterwards each must still be the very same
 object. A rank where one is not fails its run as tampered, naming what was replaced.
 
-This raises the bar; it is not a wall (see the threat model in ``batch.py``): code in the same
-process can also change the snapshot itself, given enough effort (``ctypes``, ``gc``).
+Since issue 24 a pass is decided outside the rank (checker.py): this snapshot only names
+tampering. It raises the bar; it is not a wall (see the threat model in the README): code in
+the same process can also change the snapshot itself, given enough effort (``ctypes``, ``gc``).
 Only the standard library is used: ``pytest_in_rank.py`` loads this file by its path.
 """
 import sys

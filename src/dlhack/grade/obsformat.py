@@ -114,8 +114,7 @@ def write(path, values, budget=BUDGET):
     tmp = f"{path}.tmp"
     with open(tmp, "wb") as f:
         f.write(MAGIC + struct.pack("<Q", len(header)) + header)
-        for data in arrays:
-            f.write(data)
+        f.writelines(arrays)
     os.replace(tmp, path)
 
 

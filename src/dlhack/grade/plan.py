@@ -85,6 +85,7 @@ class GradedTest:
     doc: str = ""
     checked: bool = False  # decided outside the ranks by its check half (checker.py)
     params: tuple = ()     # a parametrized test's parameters, as (name, value) pairs
+    hosts: int = None      # simulated hosts the ranks are placed on (recorder.host_of)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def load_plan(lab, root=None):
 
 
 ITEM_KEYS = {"nodeid", "file", "name", "ranks", "timeout", "points", "doc", "checked",
-             "params"}  # what its Lister gives
+             "params", "hosts"}  # what its Lister gives
 
 
 def cache_file(lab, files):
@@ -142,14 +143,16 @@ def cache_file(lab, files):
 
     Listing a lab's tests costs a Python that imports pytest and the tests (1-3 s), the first
     check cell of every session. The listing depends on the test files only, so it is kept
-    under ``$XDG_CACHE_HOME/dlhack/plans`` (``~/.cache``), named by the digest of every file.
+    under ``$XDG_CACHE_HOME/dlhack/plans`` (``~/.cache``), named by the digest of every file
+    and of the script that lists them.
     Never when a grade counts (nbgrader's ``NBGRADER_EXECUTION``): learner code that ran in
     the same kernel could have written it.
     """
     if os.environ.get("NBGRADER_EXECUTION"):
         return None
-    digest = hashlib.sha256(json.dumps([lab, [(rel, hashlib.sha256(data).hexdigest())
-                                              for rel, data in files]]).encode()).hexdigest()
+    lister = hashlib.sha256(RANK_SCRIPT.read_bytes()).hexdigest()  # what the listing says
+    names = [(rel, hashlib.sha256(data).hexdigest()) for rel, data in files]
+    digest = hashlib.sha256(json.dumps([lab, lister, names]).encode()).hexdigest()
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "dlhack" / "plans" / f"{lab}-{digest[:32]}.json"
 
@@ -201,7 +204,8 @@ def _collect(lab, files):
             nodeid=item["nodeid"], exercise=stem[len("test_"):], name=item["name"],
             ranks=tuple(sorted(set(item["ranks"]))), points=float(item["points"]),
             timeout=float(item["timeout"] or DEFAULT_TIMEOUT), doc=item["doc"],
-            checked=bool(item["checked"]), params=tuple(sorted(item["params"].items()))))
+            checked=bool(item["checked"]), params=tuple(sorted(item["params"].items())),
+            hosts=item["hosts"]))
     if not tests:
         raise LabError(f"lab {lab} has no graded tests")
     return Plan(lab=lab, tests=tuple(tests), files=files)

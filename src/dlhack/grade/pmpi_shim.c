@@ -17,6 +17,9 @@
  *
  * head is the first head_bytes bytes of the message, packed as MPI sends it, in hex ("-" when
  * empty or not known yet). world ranks: -1 for MPI_PROC_NULL, -2 for MPI_ANY_SOURCE.
+ *
+ * MPI_Get_processor_name answers $DLHACK_HOSTNAME when it is set (read at each call): the
+ * grader's simulated hosts (two "nodes" of two ranks on one machine), as ChainerMN sees them.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -188,6 +191,17 @@ int MPI_Finalize(void) {
     }
     pthread_mutex_unlock(&lock);
     return PMPI_Finalize();
+}
+
+int MPI_Get_processor_name(char *name, int *resultlen) {
+    const char *host = getenv("DLHACK_HOSTNAME");
+    if (host == NULL || *host == '\0')
+        return PMPI_Get_processor_name(name, resultlen);
+    size_t n = strnlen(host, MPI_MAX_PROCESSOR_NAME - 1);
+    memcpy(name, host, n);
+    name[n] = '\0';
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
 }
 
 int MPI_Pcontrol(const int level, ...) {

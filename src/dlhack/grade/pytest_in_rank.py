@@ -57,6 +57,7 @@ class Lister:
                 "name": item.name,
                 "ranks": [ranks] if isinstance(ranks, int) else list(ranks),
                 "timeout": mpi.kwargs.get("timeout") if mpi else None,
+                "hosts": mpi.kwargs.get("hosts") if mpi else None,
                 "points": points.args[0] if points and points.args else 1,
                 "doc": (item.obj.__doc__ or "").strip().split("\n")[0],
                 # decided outside the ranks (checker.py) when its module has check_NAME
@@ -192,7 +193,7 @@ def run(root, nodeids):
         written.add(nodeid)
 
     guard, recorder_class = guarded()
-    recorder = recorder_class(guard, root, begin, finish, seed)
+    recorder = recorder_class(guard, root, begin, finish, seed, rank, size)
     comm.Barrier()
     clock[0] = time.monotonic()
     exit_code = pytest.main([str(Path(root) / nodeid) for nodeid in nodeids]

@@ -1,7 +1,12 @@
 """The pytest plugin in each graded rank: what each test observed, and how it ended on this rank.
 
-    recorder = Recorder(guard, root, begin, finish, seed)   # pytest_in_rank.py; pytest.main(...)
+    recorder = Recorder(guard, root, begin, finish, seed, rank, size)   # pytest_in_rank.py
     observe(got=result, x=x)       # a test's observe half, through graded/conftest.py's fixture
+
+A test marked ``@pytest.mark.mpi(ranks=[4], hosts=2)`` runs on simulated hosts: as it is set up,
+``DLHACK_HOSTNAME`` is this rank's host (``host_of``: in blocks, or round-robin when the test
+has a ``placement`` parameter saying so), which the MPI shim answers ``MPI_Get_processor_name``
+with, so ChainerMN's communicator and ``dlhack.parallel.hosts`` see two nodes.
 
 As a test starts, ``begin(nodeid)`` (the driver marks it in the MPI shim's log); as it ends,
 ``finish(nodeid, record, observed)``: the values its ``observe`` calls gave, and the record, as
@@ -14,6 +19,7 @@ Nothing here is trusted by the grader to pass a test: learner code runs in this 
 reach all of it (see the threat model in the README). Standard library only: the driver loads
 this file by its path.
 """
+import os
 import traceback
 
 # What learner code did to stop the test early, as the learner's failure (never the grader's).
@@ -42,6 +48,28 @@ def _type_name(cls):
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+HOSTNAME_ENV = "DLHACK_HOSTNAME"  # what the MPI shim answers MPI_Get_processor_name with
+PLACEMENTS = ("block", "round_robin")
+
+
+def host_of(rank, size, hosts, placement="block"):
+    """``nodeH``: the simulated host of ``rank`` of ``size`` over ``hosts`` hosts. ``block``
+    fills host 0 first (ranks 0, 1 | 2, 3); ``round_robin`` deals ranks out (0, 2 | 1, 3)."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement {placement!r}: one of {PLACEMENTS}")
+    per_host = -(-size // hosts)
+    return f"node{rank // per_host if placement == 'block' else rank % hosts}"
+
+
+def layout(item):
+    """``(hosts, placement)`` of a graded test: ``@pytest.mark.mpi(..., hosts=H)`` and its
+    ``placement`` parameter (default block); hosts None when it runs on one host."""
+    mpi = item.get_closest_marker("mpi")
+    hosts = mpi.kwargs.get("hosts") if mpi else None
+    callspec = getattr(item, "callspec", None)
+    return hosts, (callspec.params.get("placement", "block") if callspec else "block")
+
+
 def _frames(tb):
     return [[f.filename, f.lineno, f.name, (f.line or "")[:200]]
             for f in traceback.extract_tb(tb)[-40:]]
@@ -50,9 +78,9 @@ def _frames(tb):
 class Recorder:
     """Keeps the first failure of each test and what it observed; hands both on as it ends."""
 
-    def __init__(self, guard=None, root=None, begin=None, finish=None, seed=0):
+    def __init__(self, guard=None, root=None, begin=None, finish=None, seed=0, rank=0, size=1):
         self.guard, self.root, self.begin, self.finish = guard, root, begin, finish
-        self.seed = seed
+        self.seed, self.rank, self.size = seed, rank, size
         self.interrupted = None
         self.collect_error = None
         self.current = None  # the test running now (its node id)
@@ -89,6 +117,15 @@ class Recorder:
         self._reset()
         if self.begin is not None:
             self.begin(nodeid)
+
+    def pytest_runtest_setup(self, item):
+        # The test's simulated hosts, before its fixtures make a communicator (ChainerMN asks
+        # MPI_Get_processor_name, which the shim answers from this variable).
+        hosts, placement = layout(item)
+        if hosts:
+            os.environ[HOSTNAME_ENV] = host_of(self.rank, self.size, hosts, placement)
+        else:
+            os.environ.pop(HOSTNAME_ENV, None)
 
     def pytest_runtest_logfinish(self, nodeid, location):
         if self.finish is not None:

@@ -21,6 +21,7 @@ FAIL_GRACE = 2.0   # s: after one rank fails a test, how long the others get in 
 PASS_GRACE = 5.0   # s: after one passes it; generous: a false "stuck" fails a right answer
 EXIT_GRACE = 1.0   # s: after every rank reported, how long mpiexec gets to exit
 OUTCOMES = ("passed", "failed", "skipped", "error", "tampered")
+RECORD_MAX = 256 << 10  # bytes: a record holds at most a few KB of message, output and frames
 
 
 class Watch:
@@ -114,7 +115,7 @@ class Watch:
             return
         self.ended.add(rank)
         try:
-            end = json.loads(path.read_text())
+            end = json.loads(_small(path))
             code = int(end["exit_code"])
             good = end.get("rank") == rank and end.get("run_id") == self.run_id
         except (OSError, ValueError, TypeError, KeyError):
@@ -133,6 +134,17 @@ class Watch:
 
 
 
+def _small(path):
+    """The text of a record file; ValueError when it is bigger than any the rank writes (a
+    rank can write up to the file limit there: the grader never reads that much)."""
+    limit = RECORD_MAX
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path.name} is over {limit} bytes")
+    return data.decode()
+
+
 def _read_records(run_dir, i, expect, records, bad, ranks):
     """Add every new record of test ``i`` that names its rank, the size, the test and the run;
     note those that do not in ``bad`` as ``(rank, i)``. Returns how many were added."""
@@ -142,7 +154,7 @@ def _read_records(run_dir, i, expect, records, bad, ranks):
         if (rank, i) in records or (rank, i) in bad or not path.exists():
             continue
         try:
-            record = json.loads(path.read_text())
+            record = json.loads(_small(path))
             good = (isinstance(record, dict) and record.get("rank") == rank
                     and all(record.get(k) == v for k, v in expect.items())
                     and record.get("outcome") in OUTCOMES
