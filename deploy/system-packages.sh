@@ -9,6 +9,8 @@
 # is how the hub's batchspawner submits a learner's job as that learner; git carries the course
 # to learners (nbgitpuller); configurable-http-proxy (npm) is JupyterHub's proxy; python3-venv
 # makes the shared course environment of the cluster tests (tests/cluster/course_env.py).
+# gcc compiles the grader's MPI profiling shim (src/dlhack/grade/pmpi.py), through the mpich
+# wheel's mpicc.
 # As root, or with passwordless sudo, what is missing is installed with apt-get and npm (one
 # `apt-get update` first; a few minutes on a fresh machine). Otherwise nothing is installed: one
 # message lists what is missing and the command that installs it, and the exit status is 1.
@@ -17,10 +19,10 @@ set -u
 # command -> Debian package; a command already on PATH needs nothing
 declare -A PACKAGE=(
   [bwrap]=bubblewrap [slurmctld]=slurm-wlm [slurmd]=slurm-wlm [sbatch]=slurm-wlm
-  [munged]=munge [sudo]=sudo [git]=git [ip]=iproute2 [unshare]=util-linux [npm]=npm
+  [munged]=munge [sudo]=sudo [git]=git [gcc]=gcc [ip]=iproute2 [unshare]=util-linux [npm]=npm
 )
 missing_apt=()
-for cmd in bwrap slurmctld slurmd sbatch munged sudo git ip unshare npm; do
+for cmd in bwrap slurmctld slurmd sbatch munged sudo git gcc ip unshare npm; do
   command -v "$cmd" >/dev/null 2>&1 && continue
   pkg=${PACKAGE[$cmd]}
   [[ " ${missing_apt[*]} " == *" $pkg "* ]] || missing_apt+=("$pkg")
