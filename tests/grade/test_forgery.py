@@ -111,7 +111,7 @@ for _fd in _os.listdir("/proc/self/fd"):
 # What shows that each forgery did act, and was seen through: a phrase of the first test's message.
 SEEN = {"frame": "observation of it is missing", "gc": "rank 0 reported no got",
         "gc_observed": "differs from the serial reference",
-        "environment": "your code wrote", "inherited_fd": "what rank 0 observed"}
+        "environment": "your code wrote", "inherited_fd": "your code"}  # records or observations
 # allreduce_naive answered wrongly: every rank returns the mean (its own sum over the size).
 WRONG = '''
 def allreduce_naive(comm, x):
