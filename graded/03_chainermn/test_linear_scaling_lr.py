@@ -2,10 +2,11 @@
 
 ``batchsize`` is this rank's own batch, and the ranks' batches differ (the last shard of an epoch
 is short; ranks on smaller devices take smaller batches): the effective batch is their total,
-which no rank knows without asking the others. Every rank must return the same rate.
+which no rank knows without asking the others. Every rank must return the same rate. Beside the
+fixed cases, each grading draws one (batches and base values, printed when it fails).
 """
 import pytest
-from mnlab import LabComm
+from mnlab import LabComm, drawn
 
 CASES = {  # name -> (base_lr, base_batchsize, this rank's batch at rank r of size)
     "the last rank with a short batch of 16, the others 64": (
@@ -35,11 +36,18 @@ def hint(got, base_lr, base_batchsize, mine, batches, size):
 
 
 @pytest.mark.points(2)
-@pytest.mark.mpi(ranks=[2, 3], timeout=60)
+@pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=60)
 def test_scales_with_the_total_batch_of_all_ranks(submission, comm):
     """lr = base_lr x (sum of every rank's batch) / base_batchsize, the same on every rank."""
     lab = LabComm(comm)
-    for name, (base_lr, base_batchsize, batch_of) in CASES.items():
+    seed = drawn(comm, 0, 2 ** 31)
+
+    def drawn_batch(r, size, seed=seed):  # 1..100 sentences, other on every rank
+        return 1 + (seed // (r + 1) + 37 * r) % 100
+
+    cases = dict(CASES)
+    cases[f"batches drawn from seed {seed}"] = (0.05 + seed % 7 / 10, 16 + seed % 113, drawn_batch)
+    for name, (base_lr, base_batchsize, batch_of) in cases.items():
         batches = [batch_of(r, comm.size) for r in range(comm.size)]
         mine = batches[comm.rank]
         got = submission.linear_scaling_lr(base_lr, base_batchsize, mine, lab)
