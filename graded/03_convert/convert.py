@@ -42,16 +42,20 @@ EDITS = {1: "edit (1), the communicator", 2: "edit (2), the device from comm.int
          5: "edit (5), the multi-node evaluator", 6: "edit (6), reports on rank 0 only"}
 
 
+class Verdict(Exception):
+    """A check's failure: its message names the edit to look at."""
+
+
 def fail(message):
-    pytest.fail(message, pytrace=False)
+    raise Verdict(message)
 
 
 def script_text(submission):
     """The learner's train_mn.py, from its ``%%writefile`` answer cell."""
     files = getattr(getattr(submission, "_module", submission), "WRITTEN_FILES", {})
     if SCRIPT not in files:
-        fail(f"{MISSING_ANSWER} `%%writefile {SCRIPT}` answer cell: keep the cell's first line "
-             f"as it is, and run it")
+        pytest.fail(f"{MISSING_ANSWER} `%%writefile {SCRIPT}` answer cell: keep the cell's "
+                    f"first line as it is, and run it", pytrace=False)
     return files[SCRIPT]
 
 
@@ -92,6 +96,10 @@ class Job:
 
     def out(self, rank):
         return self.folder / f"out{rank}"
+
+    def written(self, rank):
+        """The names of the files ``rank`` wrote under its ``--out``, sorted."""
+        return sorted(p.name for p in self.out(rank).rglob("*") if p.is_file())
 
     def tail(self, lines=12):
         return "\n".join(self.output.strip().splitlines()[-lines:])
@@ -252,3 +260,97 @@ def ranks_text(n, hosts=None):
     first = [r for r in range(n) if host_of(hosts, r, n) == "node0"]
     placed = "in blocks" if kind == "block" else "round-robin"
     return f"{text} on {nodes} nodes {placed} (node 0: ranks {', '.join(map(str, first))})"
+
+
+class RankJobs:
+    """The jobs a test's checks read, run from the rank (which runs no learner code: the
+    answer cell only writes train_mn.py) and kept as summaries: what each job's records, and
+    the parameters and files the checks asked for, were."""
+
+    def __init__(self, submission):
+        self.submission, self.kept = submission, {}
+
+    def _keep(self, key, job):
+        self.kept.setdefault(key, Watched(job, key))
+        return self.kept[key]
+
+    def learner(self, n, gpu=False, hosts=None):
+        job = learner_job(self.submission, n, gpu=gpu, hosts=hosts)
+        return self._keep(f"{'gpu' if gpu else 'train'}:{n}:{hosts}", job)
+
+    def reference(self):
+        return self._keep("reference", reference())
+
+    def replay(self, job):
+        return self._keep(f"replay:{job.key}", replay(job.job))
+
+    def summaries(self):
+        """``{key: summary}``: plain values and arrays, for the grader's check."""
+        return {key: watched.summary() for key, watched in self.kept.items()}
+
+
+class Watched:
+    """A Job, noting which parameters and files were read from it."""
+
+    def __init__(self, job, key):
+        self.job, self.key = job, key
+        self.n, self.hosts, self.records, self.rc = job.n, job.hosts, job.records, job.rc
+        self.read_params, self.read_written = {}, {}
+
+    def problem(self):
+        return self.job.problem()
+
+    def params(self, rank, stage):
+        got = self.read_params.setdefault(f"{rank}/{stage}", self.job.params(rank, stage))
+        return got
+
+    def written(self, rank):
+        return self.read_written.setdefault(str(rank), self.job.written(rank))
+
+    def summary(self):
+        return {"key": self.key, "n": self.n, "hosts": self.hosts, "records": self.records,
+                "rc": self.rc, "problem": self.job.problem(), "params": self.read_params,
+                "written": self.read_written}
+
+
+class JobView:
+    """A job as the grader's check sees it: the summary the rank observed (Watched.summary)."""
+
+    def __init__(self, summary):
+        self.key, self.n, self.hosts = summary["key"], summary["n"], summary["hosts"]
+        self.records, self.rc = summary["records"], summary["rc"]
+        self._problem, self._params = summary["problem"], summary["params"]
+        self._written = summary["written"]
+
+    def problem(self):
+        return self._problem
+
+    def params(self, rank, stage):
+        return self._params[f"{rank}/{stage}"]
+
+    def written(self, rank):
+        return self._written[str(rank)]
+
+
+class ViewJobs:
+    """The jobs of one test as its rank observed them (the check half's RankJobs)."""
+
+    def __init__(self, summaries):
+        self.summaries = summaries
+
+    def learner(self, n, gpu=False, hosts=None):
+        return JobView(self.summaries[f"{'gpu' if gpu else 'train'}:{n}:{hosts}"])
+
+    def reference(self):
+        return JobView(self.summaries["reference"])
+
+    def replay(self, job):
+        return JobView(self.summaries[f"replay:{job.key}"])
+
+
+def decide(submission, logic):
+    """Run a test's ``logic(jobs)`` on the jobs (it fails with a message naming the edit)."""
+    try:
+        logic(RankJobs(submission))
+    except Verdict as verdict:
+        pytest.fail(str(verdict), pytrace=False)

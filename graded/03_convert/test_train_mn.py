@@ -19,13 +19,11 @@ from convert import (
     N_DEV,
     REPORTS,
     SCRIPT,
+    decide,
     fail,
     first_difference,
-    learner_job,
     prefetch,
     ranks_text,
-    reference,
-    replay,
 )
 
 TIMEOUT = 600  # s: up to six jobs of a few seconds each (and waits for other tests' jobs)
@@ -37,10 +35,10 @@ def jobs_started(submission):
     prefetch(submission)
 
 
-def finished(submission, n, hosts=None, gpu=False):
+def finished(jobs, n, hosts=None, gpu=False):
     """The learner's training run (or --gpu start) at ``n`` ranks on ``hosts``, which must have
     ended cleanly."""
-    job = learner_job(submission, n, gpu=gpu, hosts=hosts)
+    job = jobs.learner(n, gpu=gpu, hosts=hosts)
     problem = job.problem()
     if problem:
         fail(f"with --gpu (GPUs simulated on CPU) {problem}" if gpu else problem)
@@ -61,8 +59,12 @@ def first_event(record, kinds):
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
 def test_communicator(submission):
     """A ChainerMN communicator on every rank: naive on CPU, a GPU one (pure_nccl) with --gpu."""
+    decide(submission, communicator)
+
+
+def communicator(jobs):
     for n, hosts in LAYOUTS:
-        job = finished(submission, n, hosts)
+        job = finished(jobs, n, hosts)
         for rank, rec in enumerate(job.records):
             names = [e[1] for e in rec["events"] if e[0] == "communicator"]
             if not names:
@@ -72,7 +74,7 @@ def test_communicator(submission):
                 fail(f"{EDITS[1]}: on CPU rank {rank} asked for the {names[0]!r} communicator; "
                      f"without --gpu use 'naive' (ChainerMN's CPU communicator)")
     for n, hosts in GPU_LAYOUTS:
-        job = finished(submission, n, hosts, gpu=True)
+        job = finished(jobs, n, hosts, gpu=True)
         for rank, rec in enumerate(job.records):
             names = [e[1] for e in rec["events"] if e[0] == "communicator"]
             if not names or names[0] in ("naive", "flat_cpu"):
@@ -97,8 +99,12 @@ def device_hint(got, rank, intra):
 def test_device_from_intra_rank(submission):
     """With --gpu on 2 nodes x 2 ranks (simulated): the communicator first, then GPU intra_rank
     for the model, the updater and every evaluator, and no other GPU ever chosen."""
+    decide(submission, device_from_intra_rank)
+
+
+def device_from_intra_rank(jobs):
     for n, hosts in GPU_LAYOUTS:
-        job = finished(submission, n, hosts, gpu=True)
+        job = finished(jobs, n, hosts, gpu=True)
         where = f"with --gpu at {ranks_text(n, hosts)}"
         for rank, rec in enumerate(job.records):
             comm = first_event(rec, ("communicator",))
@@ -120,13 +126,13 @@ def test_device_from_intra_rank(submission):
             if not gpus:
                 fail(f"{EDITS[2]}: {where}, rank {rank} (intra_rank {intra}) chose no GPU; it "
                      f"should use {want}: chainer.get_device(f'@cupy:{{comm.intra_rank}}')")
-            chosen = {
-                **{f"the device it chose ({k + 1} of {len(gpus)})": g for k, g in enumerate(gpus)},
-                **{f"the model's move ({k + 1})": e[1] for k, e in enumerate(
-                    e for e in rec["events"] if e[0] == "to_device")},
+            chosen = {  # what each part of the training uses first, then every choice made
                 **{f"the {what}'s device": got for what, got in rec["devices"].items()
                    if got is not None or what in ("model", "updater")
-                   or what.startswith("evaluator")}}
+                   or what.startswith("evaluator")},
+                **{f"the model's move ({k + 1})": e[1] for k, e in enumerate(
+                    e for e in rec["events"] if e[0] == "to_device")},
+                **{f"the device it chose ({k + 1} of {len(gpus)})": g for k, g in enumerate(gpus)}}
             for what, got in chosen.items():
                 if got != want:
                     used = got or "no device (its arrays stay on the CPU)"
@@ -156,10 +162,14 @@ def contiguous_in_order(shard, full):
 def test_every_sentence_once_per_epoch(submission):
     """Across the ranks, every training sentence once per epoch (plus the padding of equal
     shards), dealt in a shuffled order."""
-    full = as_pairs(reference().records[0]["dataset"])
+    decide(submission, every_sentence_once_per_epoch)
+
+
+def every_sentence_once_per_epoch(jobs):
+    full = as_pairs(jobs.reference().records[0]["dataset"])
     want = {pair: full.count(pair) for pair in full}
     for n, hosts in LAYOUTS:
-        job = finished(submission, n, hosts)
+        job = finished(jobs, n, hosts)
         at = f"at {ranks_text(n, hosts)}"
         shards = [as_pairs(rec["dataset"]) for rec in job.records]
         sizes = [len(s) for s in shards]
@@ -197,10 +207,14 @@ def test_every_sentence_once_per_epoch(submission):
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
 def test_identical_parameters(submission):
     """Every rank ends with the same parameters, even when they start from different ones."""
+    decide(submission, identical_parameters)
+
+
+def identical_parameters(jobs):
     for n, hosts in LAYOUTS:
         if n == 1:
             continue
-        job = finished(submission, n, hosts)
+        job = finished(jobs, n, hosts)
         final0 = job.params(0, "final")
         for rank in range(1, n):
             diff = first_difference(final0, job.params(rank, "final"), rtol=0, atol=0)
@@ -249,12 +263,16 @@ def batches_problem(job, n, hosts):
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
 def test_same_as_one_process_with_n_times_the_batch(submission):
     """N ranks with batch b train as one process with batch N*b on the same sentences."""
+    decide(submission, same_as_one_process_with_n_times_the_batch)
+
+
+def same_as_one_process_with_n_times_the_batch(jobs):
     for n, hosts in LAYOUTS:
-        job = finished(submission, n, hosts)
+        job = finished(jobs, n, hosts)
         problem = batches_problem(job, n, hosts)
         if problem:
             fail(problem)
-        ref = replay(job)
+        ref = jobs.replay(job)
         diff = first_difference(job.params(0, "final"), ref.params(0, "final"))
         if diff:
             name, by = diff
@@ -270,12 +288,16 @@ def test_same_as_one_process_with_n_times_the_batch(submission):
 def test_validation_loss_over_the_whole_dev_set(submission):
     """Every rank reports the validation loss of one process over the whole dev set, each
     evaluating its own share of the dev sentences."""
-    one = reference().records[0]
+    decide(submission, validation_loss_over_the_whole_dev_set)
+
+
+def validation_loss_over_the_whole_dev_set(jobs):
+    one = jobs.reference().records[0]
     ref = one["validation"]
     want = {k: v for ev in ref.values() for k, v in ev.items()}["validation/main/loss"]
     dev = as_pairs(next(iter(one["evaluated"].values())))
     for n, hosts in LAYOUTS:
-        job = finished(submission, n, hosts)
+        job = finished(jobs, n, hosts)
         at = f"at {ranks_text(n, hosts)}"
         seen = {}
         for rank, rec in enumerate(job.records):
@@ -313,17 +335,21 @@ def test_validation_loss_over_the_whole_dev_set(submission):
 def test_only_rank_0_reports(submission):
     """Rank 0 writes the log and the snapshot; the other ranks, on every node, report and write
     nothing."""
+    decide(submission, only_rank_0_reports)
+
+
+def only_rank_0_reports(jobs):
     for n, hosts in LAYOUTS:
-        job = finished(submission, n, hosts)
+        job = finished(jobs, n, hosts)
         at = f"at {ranks_text(n, hosts)}"
-        written0 = {p.name for p in job.out(0).rglob("*") if p.is_file()}
+        written0 = set(job.written(0))
         if "log" not in written0 or not any(w.startswith("snapshot") for w in written0):
             fail(f"{EDITS[6]}: {at} rank 0 wrote {sorted(written0) or 'nothing'}; it should "
                  f"still write the log (LogReport) and the snapshot")
         for rank in range(1, n):
             reports = sorted(name for name, kind in job.records[rank]["extensions"].items()
                              if kind in REPORTS)
-            written = sorted(p.name for p in job.out(rank).rglob("*") if p.is_file())
+            written = job.written(rank)
             if written or reports:
                 what = ", ".join(written + [f"the {r} extension" for r in reports])
                 intra = intra_rank(job.records[rank])
@@ -338,10 +364,14 @@ def test_only_rank_0_reports(submission):
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
 def test_ends_cleanly(submission):
     """The job ends with every rank at the end of the script and mpiexec's status 0."""
+    decide(submission, ends_cleanly)
+
+
+def ends_cleanly(jobs):
     for n, hosts in LAYOUTS:
-        finished(submission, n, hosts)
+        finished(jobs, n, hosts)
     for n, hosts in GPU_LAYOUTS:
-        job = learner_job(submission, n, gpu=True, hosts=hosts)
+        job = jobs.learner(n, gpu=True, hosts=hosts)
         if job.records and all(rec and not rec["error"] for rec in job.records) and job.rc != 0:
             fail(f"with --gpu (simulated on CPU) at {ranks_text(n, hosts)} {SCRIPT} exited with "
                  f"status {job.rc}")
