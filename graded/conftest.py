@@ -1,5 +1,9 @@
 """The adapter: the one way graded tests reach learner code, and the fixtures every lab shares.
 
+Each graded test has two halves side by side (graded/README.md): ``test_NAME(submission, comm,
+observe, seed)`` runs in every rank and only hands what learner code produced to ``observe``;
+``check_NAME(obs, run)`` runs in the grader's checking process and decides.
+
 Graded tests run only under the grader (``dlhack grade``, ``dlhack.grade.check``). For each run
 it copies this file, its neighbours and the lab's folder, writes the learner's answer cells as
 ``submission.py``, points ``DLHACK_SUBMISSION`` at it and starts the tests under mpiexec at one
@@ -82,3 +86,19 @@ def comm():
     comm = MPI.COMM_WORLD.Dup()
     yield comm
     comm.Free()
+
+
+@pytest.fixture
+def observe(request):
+    """``observe(got=..., x=...)``: hand the grader what learner code produced (plain values and
+    numpy arrays; grade/obsformat.py). The test's check half gets them as ``obs["got"]``."""
+    record = getattr(request.config, "dlhack_observe", None)
+    if record is None:
+        pytest.fail("no observer: graded tests run through `dlhack grade`", pytrace=False)
+    return lambda **values: record(values)
+
+
+@pytest.fixture
+def seed(request):
+    """The grader's draw for this launch's inputs (an int); the check half gets it as run.seed."""
+    return getattr(request.config, "dlhack_seed", 0)

@@ -23,7 +23,7 @@ def compare(got, want, name="the result", rtol=1e-6, atol=1e-9):
     if got is None:
         return f"{name} is None: did the function forget to `return`?"
     if not isinstance(got, np.ndarray):
-        return f"{name} is a {type(got).__name__}, not a numpy array"
+        return f"{name} is a {getattr(got, 'type_name', type(got).__name__)}, not a numpy array"
     if got.shape != want.shape:
         return f"{name} has shape {got.shape}, expected {want.shape}"
     if got.dtype != want.dtype:

@@ -1,6 +1,6 @@
 """Shared by the graded tests of lab 02: each rank's data, serial references, a communicator
-that allows point-to-point calls only and records them, the traffic each algorithm must make,
-and hints for the commonest wrong answers."""
+that allows point-to-point calls only, the traffic each algorithm must make (read from the
+grader's MPI shim in the check halves: ``sent_of``), and hints for the commonest wrong answers."""
 import numpy as np
 from labtools import block_imports
 
@@ -75,6 +75,24 @@ class PointToPointComm:
             return attr(*args, **kwargs)
 
         return recorded
+
+
+def sent_of(traffic, itemsize):
+    """``[(dest, elements)]``: the messages the grader's MPI shim saw this rank send in the test.
+
+    A buffer send counts its MPI count; a pickled one (``comm.send(obj)``) the bytes of the
+    largest array in it over ``itemsize``. Every send counts, through ``comm`` or any other
+    communicator: the shim sits below mpi4py.
+    """
+    sent = []
+    for message in traffic.sends:
+        if message.pickled:
+            data = message.data_bytes()
+            count = (message.nbytes if data is None else data) // max(itemsize, 1)
+        else:
+            count = message.count
+        sent.append((message.dest, count))
+    return sent
 
 
 def rank_data(rank, shape, dtype=np.float64):

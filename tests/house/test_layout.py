@@ -49,15 +49,18 @@ NO_TEST_FILE = {
     # Run by its path inside every graded rank: each grading runs it; what it records is read
     # in the batch tests.
     "dlhack.grade.pytest_in_rank": "tests/grade/test_batch.py",
+    # The checker's process, run by its path: tested through checker.py, which starts it.
+    "dlhack.grade.check_outside": "tests/grade/test_checker.py",
     # Minutes of training on the real corpus (`make bench`); its time budget is bench/training's.
     "dlhack.bench.corpus": "tests/bench/test_training.py",
 }
 # Run by their path inside a rank, never imported: they must not import dlhack (and Chainer).
-STANDALONE = ("dlhack.jobs.rankwrap", "dlhack.grade.pytest_in_rank")
+STANDALONE = ("dlhack.jobs.rankwrap", "dlhack.grade.pytest_in_rank", "dlhack.grade.check_outside")
 # Loaded by their path from beside a standalone script, or from a graded rank's adapter
 # (graded/conftest.py): the standard library only.
 LOADED_BY_PATH = ("dlhack.jobs.mpiexec", "dlhack.jobs.runfiles", "dlhack.grade.guard",
-                  "dlhack.grade.stopearly")
+                  "dlhack.grade.stopearly", "dlhack.grade.recorder", "dlhack.grade.traffic")
+# (grade/obsformat.py is loaded by its path too, and imports numpy besides.)
 
 # Rooms from the bottom up. A module may import its own room and the rooms listed before it.
 # The package root (its ``%load_ext`` hook) and the ``dlhack`` command are entry points on top.

@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlhack.grade import sandbox
+from dlhack.grade.checker import CheckRequest, decide
 from dlhack.grade.plan import RANK_SCRIPT, child_env, repo_root, write_files
 from dlhack.grade.stopearly import stops_after
 from dlhack.grade.verdict import Evidence, summarize
@@ -72,6 +73,9 @@ from dlhack.jobs import supervise
 from dlhack.jobs.runfiles import output_tail
 
 DUMP_WAIT_S = 1.0  # s: how long ranks that never reported get to dump their stacks
+UNCHECKED = ("this test has no check half (check_NAME in its file), so nothing outside your "
+             "code can decide it; the grader refuses a rank's own verdict, and it scores 0")
+RANK_SIBLINGS = ("guard", "recorder", "obsformat", "traffic")  # loaded by pytest_in_rank.py
 
 
 @dataclass
@@ -86,6 +90,8 @@ class Job:
     file_mb: int = 64       # largest file a rank (or mpiexec's log) may write
     trusted: bool = False   # run without the sandbox (a learner's own notebook)
     origin: Path = None     # the submission's folder, hidden from the sandbox
+    checker: object = None  # checker.Checker: decides the tests that have a check half
+    shim: tuple = (None, "the grader built no MPI shim")  # pmpi.shim(): (path, why not)
 
 
 @dataclass
@@ -154,22 +160,26 @@ def _case(tests, job):
     case.digests = write_files(job.files, case.tests)
     case.submission.write_text(job.submission.text)
     shutil.copyfile(case.submission, case.work / "submission.py")  # what trusted runs import
-    for script in (RANK_SCRIPT, RANK_SCRIPT.with_name("guard.py")):
+    copied = [RANK_SCRIPT, *(RANK_SCRIPT.with_name(f"{name}.py") for name in RANK_SIBLINGS)]
+    if job.shim[0] is not None:
+        copied.append(Path(job.shim[0]))
+    for script in copied:
         shutil.copyfile(script, case.bin / script.name)
-    scripts = [case.bin / RANK_SCRIPT.name, case.bin / "guard.py",
-               *supervise.install_wrapper(case.bin)]
+    scripts = [case.bin / path.name for path in copied] + list(supervise.install_wrapper(case.bin))
     case.scripts = {path.name: _sha256(path) for path in scripts}
     return case
 
 
-def _start(tests, ranks, job, case, run_id):
+def _start(tests, ranks, job, case, run_id, seed):
     """Start the launch: mpiexec in the sandbox (unless trusted), under limits."""
     prefix = () if job.trusted else sandbox.command(sandbox.Paths(
         root=repo_root(), bin=case.bin, tests=case.tests, work=case.work,
         submission=case.submission, run_dir=case.run_dir, mpiexec=job.mpiexec,
         origin=job.origin))
     limits = (job.memory_mb << 20, int(sum(t.timeout for t in tests)) + 5, job.file_mb << 20)
+    shim = str(case.bin / Path(job.shim[0]).name) if job.shim[0] is not None else ""
     env = child_env(DLHACK_GRADE_DIR=str(case.run_dir), DLHACK_RUN_ID=run_id,
+                    DLHACK_SEED=str(seed), DLHACK_PMPI=shim, DLHACK_TRAFFIC=str(case.run_dir),
                     DLHACK_SUBMISSION=str(case.work / "submission.py"),
                     **({} if job.trusted else {"HOME": "/tmp", "TMPDIR": "/tmp"}))
     return supervise.start(
@@ -183,14 +193,15 @@ def _launch(tests, ranks, job, on_result):
     """One launch of ``tests``; returns the runs of those that got a verdict, in order: every
     test up to the first that did not finish on every rank, that one included."""
     case = _case(tests, job)
-    run_id = secrets.token_hex(16)
+    run_id, seed = secrets.token_hex(16), secrets.randbits(32)
     watch = Watch(tests, ranks, case.run_dir, run_id)
+    watch.seed, watch.decided = seed, {}
 
     def announce(i):  # a test every rank finished: its verdict now, for the progress line
         if on_result is not None:
             on_result(tests[i], _verdict(tests[i], job, watch, i, [], "reported", case.work))
 
-    running = _start(tests, ranks, job, case, run_id)
+    running = _start(tests, ranks, job, case, run_id, seed)
     try:
         reason = watch.until_over(running.proc, announce)
         current = watch.current()
@@ -215,7 +226,7 @@ def _launch(tests, ranks, job, on_result):
 
 
 def _verdict(test, job, watch, i, changed, reason, work, own_files=True):
-    records = {rank: record for (rank, j), record in watch.records.items() if j == i}
+    records = _decided(test, job, watch, i)
     forged = sorted({rank for rank, j in watch.bad if j in (i, "end")})
     run = summarize(test, job, Evidence(watch.ranks, records, forged, changed, reason,
                                         watch.run_dir, work, own_files))
@@ -223,6 +234,20 @@ def _verdict(test, job, watch, i, changed, reason, work, own_files=True):
     if own_files and run["outcome"] != "passed":  # the launch's output ended with this test
         run["log"] = output_tail(watch.run_dir, 3000)
     return run
+
+
+def _decided(test, job, watch, i):
+    """Each rank's record of test ``i``; for a test with a check half, its "passed" replaced
+    by the checker's verdict (checker.decide), asked once per test and launch."""
+    records = {rank: record for (rank, j), record in watch.records.items() if j == i}
+    if not test.checked:  # a rank's own "passed" decides nothing (the threat model, README)
+        return {rank: {**record, "outcome": "error", "message": UNCHECKED}
+                if record["outcome"] == "passed" else record for rank, record in records.items()}
+    key = (i, tuple(sorted((r, rec.get("outcome")) for r, rec in records.items())))
+    if key not in watch.decided:
+        case = CheckRequest(test, watch.run_dir, i, watch.ranks, watch.seed, job.shim[1])
+        watch.decided[key] = decide(job.checker, case, records)
+    return watch.decided[key]
 
 
 def _sha256(path):

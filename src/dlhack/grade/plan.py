@@ -83,6 +83,8 @@ class GradedTest:
     timeout: float
     points: float
     doc: str = ""
+    checked: bool = False  # decided outside the ranks by its check half (checker.py)
+    params: tuple = ()     # a parametrized test's parameters, as (name, value) pairs
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,8 @@ def load_plan(lab, root=None):
     return _collect(lab, lab_files(lab, root))
 
 
-ITEM_KEYS = {"nodeid", "file", "name", "ranks", "timeout", "points", "doc"}  # its Lister's
+ITEM_KEYS = {"nodeid", "file", "name", "ranks", "timeout", "points", "doc", "checked",
+             "params"}  # what its Lister gives
 
 
 def cache_file(lab, files):
@@ -197,7 +200,8 @@ def _collect(lab, files):
         tests.append(GradedTest(
             nodeid=item["nodeid"], exercise=stem[len("test_"):], name=item["name"],
             ranks=tuple(sorted(set(item["ranks"]))), points=float(item["points"]),
-            timeout=float(item["timeout"] or DEFAULT_TIMEOUT), doc=item["doc"]))
+            timeout=float(item["timeout"] or DEFAULT_TIMEOUT), doc=item["doc"],
+            checked=bool(item["checked"]), params=tuple(sorted(item["params"].items()))))
     if not tests:
         raise LabError(f"lab {lab} has no graded tests")
     return Plan(lab=lab, tests=tuple(tests), files=files)

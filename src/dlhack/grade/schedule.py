@@ -20,8 +20,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from dlhack.grade import intake, notebook, sandbox
+from dlhack.grade import intake, notebook, pmpi, sandbox
 from dlhack.grade.batch import Job, run_batch
+from dlhack.grade.checker import Checker
 from dlhack.grade.plan import LabError, lab_names, load_plan
 from dlhack.grade.score import score
 from dlhack.grade.stopearly import stops_after
@@ -179,13 +180,23 @@ def grade(plan, submission, *, exercises=None, timeout=None, memory_mb=1024, slo
     if timeout:
         tests = [replace(t, timeout=float(timeout)) for t in tests]
     base = Path(tempfile.mkdtemp(prefix="dlhack-grade-", dir=workdir))  # unguessable, 0700
+    shim = pmpi.shim(base / "pmpi")
     job = Job(files=plan.files, submission=submission, base=base, mpiexec=mpiexec,
-              memory_mb=memory_mb, trusted=trusted, origin=origin)
+              memory_mb=memory_mb, trusted=trusted, origin=origin, shim=shim,
+              checker=Checker(plan, base) if any(t.checked for t in tests) else None)
     try:
         runs = Schedule(tests, job, slots or Slots(), progress).run()
     finally:
+        if job.checker is not None:
+            job.checker.close()
         shutil.rmtree(base, ignore_errors=True)
     result = score(plan, tests, runs)
-    result.update(warnings=list(submission.errors), duration_s=round(time.monotonic() - start, 2),
+    warnings = list(submission.errors) + ([f"dlhack: {shim[1]}"] if shim[1] else [])
+    unchecked = [t.name for t in tests if not t.checked]
+    if unchecked:
+        warnings.append(f"dlhack: {len(unchecked)} graded test(s) of {plan.lab} have no check "
+                        f"half and score 0 whatever the answers ({', '.join(unchecked[:3])}...): "
+                        f"the lab's tests are being converted (graded/README.md)")
+    result.update(warnings=warnings, duration_s=round(time.monotonic() - start, 2),
                   limits={"timeout_s": timeout, "memory_mb": memory_mb}, sandboxed=not trusted)
     return result

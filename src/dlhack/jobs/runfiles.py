@@ -8,6 +8,9 @@ supervisors (``dlhack run``, the grader) that read them.
     RUN_DIR/rank.N.done    rank N's exit status, once its own code is over
     RUN_DIR/mpiexec.out    what mpiexec itself printed
 
+Readers that only want a file's end (``read``, ``tail``, ``output_tail``) read it from the end,
+within a fixed budget: what a rank prints never decides how much memory its supervisor needs.
+
 ``rankwrap.py`` writes the ``rank.N.*`` files (read its docstring). It runs by its path without
 the dlhack package, so this module uses the standard library only: the wrapper loads this very
 file by its path too.
@@ -15,6 +18,9 @@ file by its path too.
 from pathlib import Path
 
 LAUNCHER = "mpiexec"  # the source name of mpiexec's own output
+# Bytes read from the end of a run file that a grader reads whole (stacks, crash dumps): a
+# rank can write up to the file limit into any of them.
+READ_BUDGET = 1 << 20
 
 
 def run_file(run_dir, kind, rank=None):
@@ -43,12 +49,28 @@ def files_of(run_dir, kind):
     return {source: found[source] for source in [*ranks, LAUNCHER] if source in found}
 
 
-def read(run_dir, kind, rank=None):
-    """The text of one run file, or "" when it does not exist (yet)."""
+def tail(path, budget=READ_BUDGET):
+    """The last ``budget`` bytes or so of the file at ``path`` as text ("" when there is none).
+
+    Read from the end: however much a rank wrote, this costs ``budget`` bytes. A cut is made at
+    a line's start, unless the last line alone is longer.
+    """
     try:
-        return run_file(run_dir, kind, rank).read_text(errors="replace")
+        with open(path, "rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - budget))
+            data = f.read(budget)
     except OSError:
         return ""
+    if size > budget:
+        cut = data.find(b"\n")
+        data = data[cut + 1:] if 0 <= cut < len(data) - 1 else data
+    return data.decode(errors="replace")
+
+
+def read(run_dir, kind, rank=None, budget=READ_BUDGET):
+    """The text of one run file (its end, past ``budget`` bytes), or "" when there is none."""
+    return tail(run_file(run_dir, kind, rank), budget)
 
 
 def pid_files(run_dir):
@@ -90,16 +112,19 @@ def output_tail(run_dir, limit=3000):
     """The end of every ``*.out`` file, each line marked ``[source]``, in about ``limit`` chars.
 
     Every source gets an equal share, so one chatty rank cannot push out the line of the rank
-    that failed, nor mpiexec's last word (which comes last).
+    that failed, nor mpiexec's last word (which comes last). Each file is read from its end,
+    ``4 * share`` bytes at most (a character takes up to 4), so the cost is bounded by
+    ``limit`` whatever the ranks printed: a 64 MB flood costs what a line does.
     """
-    sources = {}
-    for source, text in OutputFiles(run_dir).read(final=True):
-        sources.setdefault(source, []).append(f"[{source}] {text}")
-    share = limit // max(len(sources), 1)
+    files = files_of(run_dir, "out")
+    share = limit // max(len(files), 1)
     parts = []
-    for lines in sources.values():
-        text = "\n".join(lines)
+    for source, path in files.items():
+        text = tail(path, 4 * share + 4)
+        lines = [f"[{source}] {line.rstrip(chr(13))}" for line in text.split("\n")]
+        text = "\n".join(lines[:-1] if lines and lines[-1] == f"[{source}] " else lines)
         if len(text) > share:
             text = "...\n" + text[len(text) - share:].partition("\n")[2]
-        parts.append(text)
+        if text:
+            parts.append(text)
     return "\n".join(parts)
