@@ -128,16 +128,6 @@ def shard_problem(dataset_ids, shards, size):
     return None
 
 
-def drawn(mpi_comm, low, high):
-    """An int in ``[low, high)`` drawn afresh for each grading (rank 0 draws, every rank gets
-    it): a test that passes only at the sizes it was written for is a bug. Failure messages
-    print the drawn value, so a failing case can be run again."""
-    import random
-
-    value = random.SystemRandom().randrange(low, high) if mpi_comm.rank == 0 else None
-    return mpi_comm.bcast(value, root=0)
-
-
 def order_problem(order, shards):
     """None when ``shards`` (sample ids per rank), read in rank order, are ``order`` cut into
     contiguous pieces; else one sentence saying which rank's piece is not."""

@@ -19,9 +19,10 @@ from convert import (
     N_DEV,
     REPORTS,
     SCRIPT,
-    decide,
+    check_jobs,
     fail,
     first_difference,
+    observe_jobs,
     prefetch,
     ranks_text,
 )
@@ -57,9 +58,13 @@ def first_event(record, kinds):
 
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
-def test_communicator(submission):
+def test_communicator(submission, observe):
     """A ChainerMN communicator on every rank: naive on CPU, a GPU one (pure_nccl) with --gpu."""
-    decide(submission, communicator)
+    observe_jobs(submission, communicator, observe)
+
+
+def check_communicator(obs, run):
+    return check_jobs(obs, communicator)
 
 
 def communicator(jobs):
@@ -96,10 +101,14 @@ def device_hint(got, rank, intra):
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
-def test_device_from_intra_rank(submission):
+def test_device_from_intra_rank(submission, observe):
     """With --gpu on 2 nodes x 2 ranks (simulated): the communicator first, then GPU intra_rank
     for the model, the updater and every evaluator, and no other GPU ever chosen."""
-    decide(submission, device_from_intra_rank)
+    observe_jobs(submission, device_from_intra_rank, observe)
+
+
+def check_device_from_intra_rank(obs, run):
+    return check_jobs(obs, device_from_intra_rank)
 
 
 def device_from_intra_rank(jobs):
@@ -159,10 +168,14 @@ def contiguous_in_order(shard, full):
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
-def test_every_sentence_once_per_epoch(submission):
+def test_every_sentence_once_per_epoch(submission, observe):
     """Across the ranks, every training sentence once per epoch (plus the padding of equal
     shards), dealt in a shuffled order."""
-    decide(submission, every_sentence_once_per_epoch)
+    observe_jobs(submission, every_sentence_once_per_epoch, observe)
+
+
+def check_every_sentence_once_per_epoch(obs, run):
+    return check_jobs(obs, every_sentence_once_per_epoch)
 
 
 def every_sentence_once_per_epoch(jobs):
@@ -205,9 +218,13 @@ def every_sentence_once_per_epoch(jobs):
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
-def test_identical_parameters(submission):
+def test_identical_parameters(submission, observe):
     """Every rank ends with the same parameters, even when they start from different ones."""
-    decide(submission, identical_parameters)
+    observe_jobs(submission, identical_parameters, observe)
+
+
+def check_identical_parameters(obs, run):
+    return check_jobs(obs, identical_parameters)
 
 
 def identical_parameters(jobs):
@@ -261,9 +278,13 @@ def batches_problem(job, n, hosts):
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
-def test_same_as_one_process_with_n_times_the_batch(submission):
+def test_same_as_one_process_with_n_times_the_batch(submission, observe):
     """N ranks with batch b train as one process with batch N*b on the same sentences."""
-    decide(submission, same_as_one_process_with_n_times_the_batch)
+    observe_jobs(submission, same_as_one_process_with_n_times_the_batch, observe)
+
+
+def check_same_as_one_process_with_n_times_the_batch(obs, run):
+    return check_jobs(obs, same_as_one_process_with_n_times_the_batch)
 
 
 def same_as_one_process_with_n_times_the_batch(jobs):
@@ -285,10 +306,14 @@ def same_as_one_process_with_n_times_the_batch(jobs):
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
-def test_validation_loss_over_the_whole_dev_set(submission):
+def test_validation_loss_over_the_whole_dev_set(submission, observe):
     """Every rank reports the validation loss of one process over the whole dev set, each
     evaluating its own share of the dev sentences."""
-    decide(submission, validation_loss_over_the_whole_dev_set)
+    observe_jobs(submission, validation_loss_over_the_whole_dev_set, observe)
+
+
+def check_validation_loss_over_the_whole_dev_set(obs, run):
+    return check_jobs(obs, validation_loss_over_the_whole_dev_set)
 
 
 def validation_loss_over_the_whole_dev_set(jobs):
@@ -332,10 +357,14 @@ def validation_loss_over_the_whole_dev_set(jobs):
 
 @pytest.mark.points(2)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
-def test_only_rank_0_reports(submission):
+def test_only_rank_0_reports(submission, observe):
     """Rank 0 writes the log and the snapshot; the other ranks, on every node, report and write
     nothing."""
-    decide(submission, only_rank_0_reports)
+    observe_jobs(submission, only_rank_0_reports, observe)
+
+
+def check_only_rank_0_reports(obs, run):
+    return check_jobs(obs, only_rank_0_reports)
 
 
 def only_rank_0_reports(jobs):
@@ -362,9 +391,13 @@ def only_rank_0_reports(jobs):
 
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
-def test_ends_cleanly(submission):
+def test_ends_cleanly(submission, observe):
     """The job ends with every rank at the end of the script and mpiexec's status 0."""
-    decide(submission, ends_cleanly)
+    observe_jobs(submission, ends_cleanly, observe)
+
+
+def check_ends_cleanly(obs, run):
+    return check_jobs(obs, ends_cleanly)
 
 
 def ends_cleanly(jobs):

@@ -188,7 +188,7 @@ def staleness_problem(got, expected):
             f"that worker the parameters it used{hint}")
 
 
-def take_turns(comm, side, grad_fn, n_params, n_steps, token_tag):
+def turn_worker(comm, side, grad_fn, n_params, n_steps, token_tag):
     """A worker of ``harm``: push, get the answer, then hand the turn to the next worker.
 
     Worker ranks 1..size-1 form a ring on ``side``: rank 1 starts, and each waits for the
