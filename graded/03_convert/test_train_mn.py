@@ -392,7 +392,7 @@ def only_rank_0_reports(jobs):
 @pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[1], timeout=TIMEOUT)
 def test_ends_cleanly(submission, observe):
-    """The job ends with every rank at the end of the script and mpiexec's status 0."""
+    """The converted job ends with every rank at the end of the script and mpiexec's status 0."""
     observe_jobs(submission, ends_cleanly, observe)
 
 
@@ -402,7 +402,12 @@ def check_ends_cleanly(obs, run):
 
 def ends_cleanly(jobs):
     for n, hosts in LAYOUTS:
-        finished(jobs, n, hosts)
+        job = finished(jobs, n, hosts)
+        alone = [rank for rank, rec in enumerate(job.records) if intra_rank(rec) is None]
+        if alone:  # a script that was never converted ends cleanly too: no point for that
+            fail(f"{EDITS[1]}: at {ranks_text(n, hosts)} rank {alone[0]} ran to the end without "
+                 f"a ChainerMN communicator: every rank trained alone. A clean end counts for a "
+                 f"converted script: chainermn.create_communicator first")
     for n, hosts in GPU_LAYOUTS:
         job = jobs.learner(n, gpu=True, hosts=hosts)
         if job.records and all(rec and not rec["error"] for rec in job.records) and job.rc != 0:
