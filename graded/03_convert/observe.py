@@ -4,9 +4,9 @@
 
 The script runs unchanged (``runpy``, as ``__main__``); only Chainer and ChainerMN are watched.
 ``{rank}`` in the script's arguments becomes the rank. Each rank writes ``OUT/rank.R.json``
-(events, its training shard, its batches' sizes, its extensions, its validation results, the
-files it wrote, how it ended) and ``OUT/rank.R.npz`` (parameters at the start, after the first
-update and at the end; gradients of the last update). Options:
+(events, devices, training shard, batch sizes, extensions, validation results and the dev
+sentences evaluated, how it ended) and ``OUT/rank.R.npz`` (parameters at the start, after the
+first update and at the end; gradients of the last update). Options:
 
     --sim-gpu          pretend there are GPUs: a CuPy device or a GPU communicator is recorded,
                        then replaced by the CPU and ``naive`` (labelled "simulated on CPU")
@@ -16,13 +16,11 @@ update and at the end; gradients of the last update). Options:
     --init F           start training from F's parameters (the one-process reference)
     --replay F         feed the batches pickled in F instead of the iterator's own
     --no-train         stop where training would start
-    --hosts LAYOUT     pretend the ranks run on several nodes: ``block:K`` (ranks 0..n/K-1 on the
-                       first of K nodes, and so on) or ``cyclic:K`` (rank r on node r % K). MPI's
-                       processor name (what ChainerMN's intra_rank comes from) says which.
+    --hosts LAYOUT     pretend to run on K nodes: ``block:K`` or ``cyclic:K`` (rank r on node
+                       r % K), through MPI's processor name, whence ChainerMN's intra_rank
 
-The grader sets float64 (``chainer.config.dtype``) and switches dropout off
-(``chainer.config.train = False``: in this model it only turns dropout off) so that N ranks
-can be compared with one process exactly.
+Float64 (``chainer.config.dtype``) and no dropout (``chainer.config.train = False``, which in
+this model only turns dropout off): N ranks can be compared with one process exactly.
 """
 import argparse
 import json
@@ -75,9 +73,7 @@ def describe(spec):
 def host_of(layout, rank, size):
     """The simulated node of ``rank`` of ``size`` under ``layout`` (``block:K``, ``cyclic:K``)."""
     kind, nodes = layout.split(":")
-    nodes = int(nodes)
-    node = rank % nodes if kind == "cyclic" else rank * nodes // size
-    return f"node{node}"
+    return f"node{rank % int(nodes) if kind == 'cyclic' else rank * int(nodes) // size}"
 
 
 def pretend_hosts(layout, rank, size):
