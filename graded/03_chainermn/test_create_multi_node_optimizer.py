@@ -112,7 +112,10 @@ def test_equals_one_process_big_batch(submission, comm, observe, seed):
 def check_equals_one_process_big_batch(obs, run):
     size = run.size
     batches = global_batches(run.seed, size)
-    per_rank_all = [run.observed(r)["final"] for r in range(size)]
+    try:
+        per_rank_all = [run.observed(r)["final"] for r in range(size)]
+    except Exception:  # noqa: BLE001 - a rank that failed on its own says why
+        return None
     for label, (make_optimizer, how) in RUNS.items():
         text = f"{label} (examples drawn with seed {run.seed})"
         got = obs["final"][label]

@@ -60,7 +60,10 @@ def shards_problem(run, key, n, order, case):
     when they are ``order`` (None: any order) cut evenly, else a sentence saying why not."""
     shards = []
     for rank in range(run.size):
-        seen = run.observed(rank)[key]
+        try:
+            seen = run.observed(rank)[key]
+        except Exception:  # noqa: BLE001 - that rank failed on its own, and says why
+            return None, None
         if rank == 0 and seen["dataset_after"] != list(range(n)):
             return (f"{case}, scatter_dataset reordered or changed rank 0's dataset, the "
                     f"caller's list: leave it as it is and deal an order of indices instead "
@@ -118,7 +121,7 @@ def check_shuffle_with_seed(obs, run):
     n, shuffle_seed = shuffle_case(run.seed, run.size)
     case = f"with {n} samples, shuffle=True, seed={shuffle_seed} (drawn) at {run.size} ranks"
     problem, first = shards_problem(run, "first", n, None, case)
-    if problem:
+    if problem or first is None:
         return problem
     _, again = shards_problem(run, "again", n, None, case)
     if again != first:
