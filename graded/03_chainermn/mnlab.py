@@ -126,3 +126,19 @@ def shard_problem(dataset_ids, shards, size):
         return (f"rank {big} got {lengths[big]} samples and rank {small} got {lengths[small]}: "
                 f"shard lengths may differ by at most one, or one rank does all the work")
     return None
+
+
+def order_problem(order, shards):
+    """None when ``shards`` (sample ids per rank), read in rank order, are ``order`` cut into
+    contiguous pieces; else one sentence saying which rank's piece is not."""
+    start = 0
+    for rank, shard in enumerate(shards):
+        piece = list(order[start:start + len(shard)])
+        if list(shard) != piece:
+            return (f"rank {rank} got samples {spans(sorted(shard))} in the order {list(shard)[:8]}"
+                    f"{'...' if len(shard) > 8 else ''}, but the next {len(shard)} samples of the "
+                    f"dealing order are {piece[:8]}{'...' if len(piece) > 8 else ''}: cut the "
+                    f"order into contiguous pieces, rank 0 the first (np.array_split), not every "
+                    f"size-th sample")
+        start += len(shard)
+    return None

@@ -1,8 +1,10 @@
 """Lab 3 (03_convert): run the learner's train_mn.py under mpiexec and read what each rank did.
 
 The graded tests are declared at one rank (``ranks=[1]``) and start the jobs themselves:
-``mpiexec -n N python observe.py ... -- train_mn.py ...`` at 1, 2 and 3 ranks, outside the
-grader's own mpiexec (``without_launcher``). observe.py records each rank; the tests compare the
+``mpiexec -n N python observe.py ... -- train_mn.py ...`` at 1, 2 and 3 ranks on one node and at
+4 ranks on two simulated nodes (``LAYOUTS``: where ``intra_rank`` is not ``rank``), outside the
+grader's own mpiexec (``without_launcher``). The ``--gpu`` start runs at 2 nodes x 2 ranks, in
+block and in round-robin placement (``GPU_LAYOUTS``). observe.py records each rank; the tests compare the
 records with one-process references made by the same observer from train_single.py, the script
 the learner was given. Jobs are deterministic, so the tests of one grading share them (a cache
 in the grading's own temporary folder, under a lock); elsewhere each test runs its own.
@@ -25,6 +27,10 @@ HERE = Path(__file__).resolve().parent
 OBSERVE, SINGLE = HERE / "observe.py", HERE / "train_single.py"
 SCRIPT = "train_mn.py"
 RANKS = (1, 2, 3)
+# (ranks, simulated hosts): one node, then 2 nodes x 2 ranks, placed in blocks (node 0: ranks
+# 0-1) or round-robin (node 0: ranks 0 and 2), so that intra_rank and rank differ.
+LAYOUTS = tuple((n, None) for n in RANKS) + ((4, "block:2"),)
+GPU_LAYOUTS = ((4, "block:2"), (4, "cyclic:2"))
 N_TRAIN, N_DEV = 47, 60  # 47: shards padded at 2 and 3 ranks; 60: equal dev shards up to 6
 BATCH, ITERATIONS = 4, 4  # at 2 and 3 ranks every shard is whole batches of 4
 ARGS = ["--n-train", N_TRAIN, "--n-dev", N_DEV, "--units", 16, "--batchsize", BATCH,
@@ -36,16 +42,20 @@ EDITS = {1: "edit (1), the communicator", 2: "edit (2), the device from comm.int
          5: "edit (5), the multi-node evaluator", 6: "edit (6), reports on rank 0 only"}
 
 
+class Verdict(Exception):
+    """A check's failure: its message names the edit to look at."""
+
+
 def fail(message):
-    pytest.fail(message, pytrace=False)
+    raise Verdict(message)
 
 
 def script_text(submission):
     """The learner's train_mn.py, from its ``%%writefile`` answer cell."""
     files = getattr(getattr(submission, "_module", submission), "WRITTEN_FILES", {})
     if SCRIPT not in files:
-        fail(f"{MISSING_ANSWER} `%%writefile {SCRIPT}` answer cell: keep the cell's first line "
-             f"as it is, and run it")
+        pytest.fail(f"{MISSING_ANSWER} `%%writefile {SCRIPT}` answer cell: keep the cell's "
+                    f"first line as it is, and run it", pytrace=False)
     return files[SCRIPT]
 
 
@@ -66,7 +76,7 @@ class Job:
     """One finished job: its exit status, output, and each rank's record and arrays."""
 
     def __init__(self, folder, n):
-        self.folder, self.n = Path(folder), n
+        self.folder, self.n, self.hosts = Path(folder), n, None
         status = json.loads((self.folder / "status.json").read_text())
         self.rc, self.output, self.timed_out = status["rc"], status["output"], status["timed_out"]
         self.records, self.arrays = [], []
@@ -87,12 +97,16 @@ class Job:
     def out(self, rank):
         return self.folder / f"out{rank}"
 
+    def written(self, rank):
+        """The names of the files ``rank`` wrote under its ``--out``, sorted."""
+        return sorted(p.name for p in self.out(rank).rglob("*") if p.is_file())
+
     def tail(self, lines=12):
         return "\n".join(self.output.strip().splitlines()[-lines:])
 
     def problem(self):
         """None when every rank finished and mpiexec exited 0; else what went wrong."""
-        where = f"at {self.n} rank{'s' if self.n > 1 else ''}"
+        where = f"at {ranks_text(self.n, self.hosts)}"
         if self.timed_out:
             return (f"{where} the job did not finish within {JOB_TIMEOUT} s (a rank waiting "
                     f"for the others: is every collective, such as the evaluator, on every rank?)"
@@ -159,20 +173,24 @@ def run_job(n, script, flags=(), args=ARGS, key=""):
     return Job(folder, n)
 
 
-def learner_job(submission, n, gpu=False):
-    """The learner's script at ``n`` ranks: the training run (or, with ``gpu``, its start with
-    --gpu on simulated GPUs). A script that still raises NotImplementedError is reported as not
-    done; a crash, as a failure naming the rank and line."""
+def learner_job(submission, n, gpu=False, hosts=None):
+    """The learner's script at ``n`` ranks (on the simulated nodes ``hosts``, see LAYOUTS): the
+    training run (or, with ``gpu``, its start with --gpu on simulated GPUs). A script that still
+    raises NotImplementedError is reported as not done; a crash, as a failure naming the rank
+    and line."""
     text = script_text(submission)
     folder = job_root() / ("script-" + hashlib.sha256(text.encode()).hexdigest()[:20])
     folder.mkdir(exist_ok=True)
     save_once(folder / SCRIPT, lambda tmp: tmp.write_text(text))
+    where = ["--hosts", hosts] if hosts else []
     if gpu:
-        job = run_job(n, folder / SCRIPT, ["--sim-gpu", "--no-train"], ARGS + ["--gpu"], key=text)
+        job = run_job(n, folder / SCRIPT, ["--sim-gpu", "--no-train", *where], ARGS + ["--gpu"],
+                      key=text)
     else:
         ref = reference()
-        flags = ["--eval-params", str(ref.folder / "eval-params.npz"), "--perturb"]
+        flags = ["--eval-params", str(ref.folder / "eval-params.npz"), "--perturb", *where]
         job = run_job(n, folder / SCRIPT, flags, key=text)
+    job.hosts = hosts
     errors = [rec["error"] for rec in job.records if rec and rec["error"]]
     if errors and all(e["type"] == "NotImplementedError" for e in errors):
         raise_stub(errors[0]["line"])
@@ -211,13 +229,14 @@ def replay(job):
 
 def prefetch(submission):
     """Start, in the background, every job the tests ask for (labjobs.in_background)."""
-    def run_and_replay(n):
-        job = learner_job(submission, n)
+    def run_and_replay(n, hosts):
+        job = learner_job(submission, n, hosts=hosts)
         if not job.problem():
             replay(job)
 
-    in_background([reference, *(lambda n=n: run_and_replay(n) for n in RANKS),
-                   lambda: learner_job(submission, 2, gpu=True)])
+    in_background([reference, *(lambda n=n, h=h: run_and_replay(n, h) for n, h in LAYOUTS),
+                   *(lambda n=n, h=h: learner_job(submission, n, gpu=True, hosts=h)
+                     for n, h in GPU_LAYOUTS)])
 
 
 def first_difference(a, b, rtol=1e-7, atol=1e-10):
@@ -230,5 +249,14 @@ def first_difference(a, b, rtol=1e-7, atol=1e-10):
     return None
 
 
-def ranks_text(n):
-    return f"{n} rank{'s' if n > 1 else ''}"
+def ranks_text(n, hosts=None):
+    """``3 ranks``, or ``4 ranks on 2 nodes in blocks (node 0: ranks 0, 1)``."""
+    text = f"{n} rank{'s' if n > 1 else ''}"
+    if not hosts:
+        return text
+    from observe import host_of
+
+    kind, nodes = hosts.split(":")
+    first = [r for r in range(n) if host_of(hosts, r, n) == "node0"]
+    placed = "in blocks" if kind == "block" else "round-robin"
+    return f"{text} on {nodes} nodes {placed} (node 0: ranks {', '.join(map(str, first))})"

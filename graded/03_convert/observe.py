@@ -4,9 +4,9 @@
 
 The script runs unchanged (``runpy``, as ``__main__``); only Chainer and ChainerMN are watched.
 ``{rank}`` in the script's arguments becomes the rank. Each rank writes ``OUT/rank.R.json``
-(events, its training shard, its batches' sizes, its extensions, its validation results, the
-files it wrote, how it ended) and ``OUT/rank.R.npz`` (parameters at the start, after the first
-update and at the end; gradients of the last update). Options:
+(events, devices, training shard, batch sizes, extensions, validation results and the dev
+sentences evaluated, how it ended) and ``OUT/rank.R.npz`` (parameters at the start, after the
+first update and at the end; gradients of the last update). Options:
 
     --sim-gpu          pretend there are GPUs: a CuPy device or a GPU communicator is recorded,
                        then replaced by the CPU and ``naive`` (labelled "simulated on CPU")
@@ -16,10 +16,11 @@ update and at the end; gradients of the last update). Options:
     --init F           start training from F's parameters (the one-process reference)
     --replay F         feed the batches pickled in F instead of the iterator's own
     --no-train         stop where training would start
+    --hosts LAYOUT     pretend to run on K nodes: ``block:K`` or ``cyclic:K`` (rank r on node
+                       r % K), through MPI's processor name, whence ChainerMN's intra_rank
 
-The grader sets float64 (``chainer.config.dtype``) and switches dropout off
-(``chainer.config.train = False``: in this model it only turns dropout off) so that N ranks
-can be compared with one process exactly.
+Float64 (``chainer.config.dtype``) and no dropout (``chainer.config.train = False``, which in
+this model only turns dropout off): N ranks can be compared with one process exactly.
 """
 import argparse
 import json
@@ -67,6 +68,22 @@ def describe(spec):
     if isinstance(spec, tuple) and len(spec) == 2:
         return f"@{spec[0]}:{spec[1]}"
     return str(spec)
+
+
+def host_of(layout, rank, size):
+    """The simulated node of ``rank`` of ``size`` under ``layout`` (``block:K``, ``cyclic:K``)."""
+    kind, nodes = layout.split(":")
+    return f"node{rank % int(nodes) if kind == 'cyclic' else rank * int(nodes) // size}"
+
+
+def pretend_hosts(layout, rank, size):
+    """Make MPI's processor name this rank's simulated node, for ChainerMN and the course."""
+    from mpi4py import MPI
+
+    name = host_of(layout, rank, size)
+    MPI.Get_processor_name = lambda: name
+    os.environ["DLHACK_HOSTNAME"] = name
+    return name
 
 
 class Observer:
@@ -166,10 +183,30 @@ class Observer:
         rec["extensions"] = {name: type(entry.extension).__name__
                              for name, entry in trainer._extensions.items()}
         rec["evaluators"] = [name for name, _ in self.evaluators(trainer)]
+        rec["devices"] = {"model": describe(model.device),
+                          "updater": describe(updater.device) if updater.device else None,
+                          "updater input": (describe(updater.input_device)
+                                            if updater.input_device else None)}
+        for name, ext in self.evaluators(trainer):
+            rec["devices"][f"evaluator {name}"] = describe(ext.device) if ext.device else None
         if self.opts.eval_params:
             load_params(model, self.opts.eval_params)
-        rec["validation"] = {name: {k: float(v) for k, v in ext(trainer).items()}
-                             for name, ext in self.evaluators(trainer)}
+        rec["evaluated"] = {}  # sentences each evaluator of this rank went through
+        rec["validation"] = {}
+        for name, ext in self.evaluators(trainer):
+            rec["evaluated"][name] = counted = []
+            real_converter = ext.converter
+
+            def converter(batch, *args, _real=real_converter, _counted=counted, **kwargs):
+                _counted.extend([np.asarray(x).tolist(), np.asarray(y).tolist()]
+                                for x, y in batch)
+                return _real(batch, *args, **kwargs)
+
+            ext.converter = converter
+            try:
+                rec["validation"][name] = {k: float(v) for k, v in ext(trainer).items()}
+            finally:
+                ext.converter = real_converter
         if self.opts.perturb:
             rng = np.random.RandomState(1000 + self.rank)
             for _, p in sorted(model.namedparams()):
@@ -222,15 +259,20 @@ def main(argv=None):
     p.add_argument("--init")
     p.add_argument("--replay")
     p.add_argument("--no-train", action="store_true")
+    p.add_argument("--hosts")
     opts = p.parse_args(argv[:split])
     script, *args = argv[split + 1:]
     rank = int(os.environ.get("PMI_RANK", "0"))
+    host = None
+    if opts.hosts:
+        host = pretend_hosts(opts.hosts, rank, int(os.environ.get("PMI_SIZE", "1")))
     import dlhack  # noqa: F401, I001  (first: it imports Chainer quietly)
     import chainer
 
     chainer.global_config.dtype = np.dtype(np.float64)
     chainer.global_config.train = False  # no dropout: N ranks must match one process exactly
     obs = Observer(opts.out, opts, rank)
+    obs.record["host"] = host
     obs.patch()
     sys.argv = [script] + [a.replace("{rank}", str(rank)) for a in args]
     sys.path.insert(0, str(Path(script).resolve().parent))

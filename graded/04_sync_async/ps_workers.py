@@ -11,9 +11,29 @@ A worker reads the version of the parameters it computes on, and of those the se
 (the version just after its own update), so it knows what the staleness of each of its
 gradients must be, and the update number it got.
 """
+import importlib.util
+import os
 import time
 
 import numpy as np
+from labtools import block_imports
+
+# The library's parameter server holds this lab's answer (the lab prints its module beside the
+# exercise): it cannot be imported here. The tests read its problems and references from
+# paramserver_problem, loaded by its path (numpy only: no Chainer in these ranks).
+block_imports(("dlhack.parallel.paramserver",),
+              "{name}, the course library's parameter server, holds the server this lab asks you "
+              "to write yourself: it cannot be imported here")
+
+
+def paramserver_problem():
+    """dlhack.parallel.paramserver_problem, loaded by its path without importing the package."""
+    home = importlib.util.find_spec("dlhack").submodule_search_locations[0]
+    spec = importlib.util.spec_from_file_location(
+        "_lab04_paramserver_problem", os.path.join(home, "parallel", "paramserver_problem.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 GRAD, PARAMS, DONE = 1, 2, 3  # the tags of the lab (and of dlhack.parallel.paramserver)
 REPLY_TIMEOUT_S = 8.0
@@ -40,22 +60,22 @@ def gradient(n_params, where):
     return grad
 
 
-def wait_reply(comm, params, rank, step):
-    """Receive the server's reply into ``params``, or fail with a message after a while."""
+def wait_reply(comm, params, rank, step, timeout=REPLY_TIMEOUT_S):
+    """Receive the server's reply into ``params``, or fail with a message after ``timeout`` s."""
     request = comm.Irecv(params, source=0, tag=PARAMS)
-    deadline = time.monotonic() + REPLY_TIMEOUT_S
+    deadline = time.monotonic() + timeout
     while not request.Test():
         if time.monotonic() > deadline:
             request.Cancel()
             raise NoReply(
                 f"worker rank {rank} pushed gradient {step + 1} and got no parameters back within "
-                f"{REPLY_TIMEOUT_S:g} s. The server must answer every gradient with "
+                f"{timeout:g} s. The server must answer every gradient with "
                 f"comm.Send(params, dest=source, tag=PARAMS), and keep serving until all "
                 f"n_workers workers have sent DONE (not stop at the first DONE)")
         time.sleep(0.0005)
 
 
-def run_worker(comm, steps, delay=0.0, before_first=None):
+def run_worker(comm, steps, delay=0.0, before_first=None, reply_timeout=REPLY_TIMEOUT_S):
     """Push ``steps[rank - 1]`` ledger gradients, then DONE; returns what this worker saw.
 
     Args:
@@ -63,6 +83,7 @@ def run_worker(comm, steps, delay=0.0, before_first=None):
         steps: gradients per worker (index: rank - 1).
         delay: seconds to sleep before each push.
         before_first: called before the first push (to order the workers).
+        reply_timeout: seconds to wait for each answer before failing.
 
     Returns:
         ``[(version computed on, version after this update), ...]``, one per gradient.
@@ -78,7 +99,7 @@ def run_worker(comm, steps, delay=0.0, before_first=None):
             time.sleep(delay)
         version = int(params[0])
         comm.Send(gradient(n_params, slot(steps, worker, step)), dest=0, tag=GRAD)
-        wait_reply(comm, params, rank, step)
+        wait_reply(comm, params, rank, step, reply_timeout)
         seen.append((version, int(params[0])))
     comm.Send(np.empty(0, np.float32), dest=0, tag=DONE)
     return seen
@@ -165,3 +186,25 @@ def staleness_problem(got, expected):
     return (f"update {k + 1} (a gradient from worker rank {expected[k][1]}) has staleness "
             f"{got[k]}, expected {want[k]}: the number of updates the server made since it sent "
             f"that worker the parameters it used{hint}")
+
+
+def turn_worker(comm, side, grad_fn, n_params, n_steps, token_tag):
+    """A worker of ``harm``: push, get the answer, then hand the turn to the next worker.
+
+    Worker ranks 1..size-1 form a ring on ``side``: rank 1 starts, and each waits for the
+    previous one's turn to end (its answer received) before pushing. So the server applies the
+    gradients in the order worker 1, 2, ..., size-1, 1, ..., whatever its own order of serving:
+    what ``stale_reference`` computes in one process. Returns the number of gradients pushed.
+    """
+    rank, workers = comm.rank, comm.size - 1
+    params = np.zeros(n_params, np.float32)  # version 0, what the server starts from
+    before, after = (rank - 2) % workers + 1, rank % workers + 1  # the ring's neighbours
+    for step in range(n_steps):
+        if step > 0 or rank > 1:
+            side.recv(source=before, tag=token_tag)
+        comm.Send(grad_fn(params, step), dest=0, tag=GRAD)
+        wait_reply(comm, params, rank, step)
+        if not (step == n_steps - 1 and rank == workers):
+            side.send(None, dest=after, tag=token_tag)
+    comm.Send(np.empty(0, np.float32), dest=0, tag=DONE)
+    return n_steps
