@@ -31,7 +31,7 @@ def test_nothing_found_one_message_with_the_command():
     assert result.returncode == 1
     lines = result.stderr.splitlines()
     assert lines[0].startswith("make test needs system packages that are missing:")
-    for package in ("bubblewrap", "slurm-wlm", "munge", "sudo", "git", "chromium",
+    for package in ("bubblewrap", "slurm-wlm", "munge", "sudo", "git", "gcc", "chromium",
                     "configurable-http-proxy (npm)"):
         assert package in lines[0], lines[0]
     assert "apt-get install -y bubblewrap slurm-wlm munge" in result.stderr
@@ -43,7 +43,7 @@ def test_only_what_is_missing_is_named():
     """Every command there but Slurm's: the message names slurm-wlm alone."""
     bindir = Path(tempfile.mkdtemp(prefix="dlhack-bin-"))  # nobody can read it (pytest's: not)
     bindir.chmod(0o755)
-    for cmd in ("bwrap", "munged", "sudo", "git", "ip", "unshare", "npm", "chromium",
+    for cmd in ("bwrap", "munged", "sudo", "git", "gcc", "ip", "unshare", "npm", "chromium",
                 "configurable-http-proxy"):
         (bindir / cmd).symlink_to("/bin/true")
     try:
