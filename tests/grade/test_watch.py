@@ -122,6 +122,7 @@ def crowded(tmp_path):
     if run_queue_wait(os.getpid()) is None:
         pytest.skip("this kernel keeps no /proc/PID/schedstat: the timeouts are the wall's")
     hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(3)]
+    time.sleep(1.0)  # the hogs spin before the rank starts: it never has the CPU to itself
     started = []
 
     def launch(mode, timeout):
@@ -153,11 +154,13 @@ def test_a_right_answer_starved_of_cpu_is_not_a_hang(crowded):
     assert watch.clock.starved > 1.0
 
 
-def test_a_starved_rank_that_spins_forever_ends_at_the_wall_cap(crowded, monkeypatch):
+def test_a_starved_rank_that_spins_forever_still_times_out_by_the_wall_cap(crowded, monkeypatch):
+    """Its clock runs at the share of the CPU it gets (how much depends on the kernel's
+    scheduler); the wall cap, 3 x 0.5 s here, bounds the wait whatever that share."""
     monkeypatch.setattr(watching, "WALL_CAP", 3.0)
     reason, wall, watch = crowded("spin", timeout=0.5)
     assert reason == "timeout" and not watch.finished(0)
-    assert 1.4 < wall < 1.5 + 2.0, wall  # 3 x 0.5 s on the wall (its clock had < 0.5 s)
+    assert 0.5 < wall < 1.5 + 2.0, wall  # after its timeout, and by the cap (+ sampling slack)
 
 
 def test_a_rank_that_sleeps_forever_times_out_as_on_the_wall(crowded):
