@@ -36,3 +36,9 @@ def test_bench_model_prints_fraction_of_sgemm_for_each_row(tmp_path, capsys, mon
     # the fused model computes no padding; the readable one does
     assert runs["fused"][0]["executed_flops"] == runs["fused"][0]["useful_flops"]
     assert runs["readable"][0]["executed_flops"] == runs["readable"][0]["padded_flops"]
+
+
+def test_a_ratio_to_nothing_is_not_a_number():
+    """A run too short to grow its memory has 0 MB of training memory: no ratio, no crash."""
+    assert bench_model.ratio(3.0, 2.0) == 1.5
+    assert bench_model.ratio(3.0, 0) != bench_model.ratio(3.0, 0)  # nan

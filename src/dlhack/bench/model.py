@@ -129,6 +129,11 @@ def fraction(run):
     return run["useful_flops"] / run["seconds"] / run["sgemm_rate"]
 
 
+def ratio(x, y):
+    """``x / y``, or nan where ``y`` is 0."""
+    return x / y if y else float("nan")
+
+
 def report(name, runs):
     """Print one configuration's table: medians over repeats, ratios paired by repeat."""
     from dlhack.bench.roofline import format_phases
@@ -158,8 +163,9 @@ def report(name, runs):
             if a == "fused" and b != a or a == "readable" and b in ("nstep", "official"):
                 speed = [x["sentences_per_sec"] / y["sentences_per_sec"]
                          for x, y in zip(runs[a], runs[b])]
-                mem = [x["peak_rss_mb"] / y["peak_rss_mb"] for x, y in zip(runs[a], runs[b])]
-                own = [x["training_mb"] / y["training_mb"] for x, y in zip(runs[a], runs[b])]
+                mem = [ratio(x["peak_rss_mb"], y["peak_rss_mb"]) for x, y in zip(runs[a], runs[b])]
+                # a run too short to grow its memory measurably has no training memory to divide by
+                own = [ratio(x["training_mb"], y["training_mb"]) for x, y in zip(runs[a], runs[b])]
                 print(f"  {a}/{b}: throughput x{statistics.median(speed):.2f} "
                       f"({', '.join(f'{s:.2f}' for s in speed)}), peak memory "
                       f"x{statistics.median(mem):.2f}, training memory "
