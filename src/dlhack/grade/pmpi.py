@@ -1,7 +1,7 @@
 """The grader's MPI profiling shim (``pmpi_shim.c``): built once with the venv's mpicc, then loaded
 into every graded rank, where it writes down each message the rank sends (traffic.py reads it).
 
-    python -m dlhack.grade.pmpi        # build it now (`make venv` does); prints where it is
+    python -c 'from dlhack.grade.pmpi import main; main()'   # build it now, as `make venv` does
     path, why_not = pmpi.shim()        # the library, or None and a sentence saying why not
 
 The library goes beside the environment's own files (``PREFIX/lib/dlhack/``), which learners
