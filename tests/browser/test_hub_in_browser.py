@@ -19,78 +19,22 @@ configurable-http-proxy (``make test`` installs them); skipped otherwise, except
 """
 import os
 import re
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
-
-from tests.support import ROOT
-
-sys.path.insert(0, str(ROOT / "tests" / "cluster"))  # the cluster scenarios' support modules
-from course_env import build
-from hub import Hub
-from learners import Learners
-from slurm import Slurm, require, unavailable
+from hubpages import SHOTS, add_cell, log_in, open_lab, room
 from test_lab_in_browser import CHROMIUM_ARGS, CORRECT, cell, chromium, output, run, write
 
-SHOTS = ROOT / "result" / "browser"
-LAB = "dlhack/labs/02_collectives.ipynb"
 JOB_CELL = ('!dlhack run -n 2 --timeout 60 -- python -c '
             '"import os; print(\'rank job\', os.environ.get(\'SLURM_JOB_ID\'))"\n'
             'from dlhack.grade import sandbox\n'
             'print("check cells are sealed by:", sandbox.unavailable() or "bubblewrap")')
 
 
-def why_not():
-    """Why the room cannot be tested here, or None."""
-    reason = unavailable()
-    if reason is None and shutil.which("configurable-http-proxy") is None:
-        reason = "configurable-http-proxy is missing (npm install -g configurable-http-proxy)"
-    if reason is None and shutil.which("sudo") is None:
-        reason = "sudo is missing: batchspawner submits each learner's job with it"
-    if reason is None and chromium() is None:
-        reason = "no Chromium (apt-get install chromium)"
-    if reason is None:
-        try:
-            import playwright  # noqa: F401
-        except ImportError:
-            reason = "playwright is not installed (pip install -e '.[dev]')"
-    return reason
-
-
-@pytest.fixture(scope="module")
-def room():
-    require(why_not())
-    site = build()
-    group = f"dlg{os.getpid() % 100000}"
-    with Slurm(nodes=1, cpus=8) as cluster, Learners(2, group=group) as learners, \
-            Hub(site, cluster, group, cpus=2) as hub:
-        yield hub, cluster, learners
-
-
-def log_in(browser, hub, name, password):
-    """A fresh browser context; logs in and returns its page (the server is then spawning)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(f"{hub.url}/hub/login")
-    page.fill("#username_input", name)
-    page.fill("#password_input", password)
-    page.click("#login_submit")
-    return page
-
-
-def open_lab(page, hub, name):
-    from playwright.sync_api import expect
-
-    page.wait_for_url(re.compile(rf".*/user/{name}/lab.*"), timeout=180_000)
-    page.goto(f"{hub.url}/user/{name}/lab/tree/{LAB}")
-    expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=90_000)
-    expect(page.locator(".jp-Toolbar-kernelName").first).to_have_text(
-        "Python (dlhack)", timeout=90_000)
-    expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first
-           ).to_be_attached(timeout=90_000)
+@pytest.fixture(scope="module", name="room")
+def the_room():
+    with room(2, prefix=f"dl{os.getpid() % 100000}", group=f"dlg{os.getpid() % 100000}") as it:
+        yield it
 
 
 def start_check(page):
@@ -110,19 +54,12 @@ def ranks_job_ids(page):
     """Append a cell that runs two ranks with ``!dlhack run``; the job ids they print."""
     from playwright.sync_api import expect
 
-    page.locator(".jp-Notebook .jp-Cell").last.click()
-    page.keyboard.press("Escape")
-    page.keyboard.press("b")
-    page.keyboard.press("Enter")
-    page.keyboard.insert_text(JOB_CELL)
-    page.keyboard.press("Shift+Enter")
-    ranks = cell(page, "print('rank job'")
-    expect(output(ranks)).to_contain_text("rank job", timeout=90_000)
-    expect(output(ranks)).not_to_contain_text("rank job None")
+    ranks = add_cell(page, JOB_CELL)
+    expect(ranks).to_contain_text("rank job", timeout=90_000)
+    expect(ranks).not_to_contain_text("rank job None")
     # the check cell above ran sandboxed (trusted only where bwrap cannot work): here it can
-    expect(output(ranks)).to_contain_text("check cells are sealed by: bubblewrap",
-                                          timeout=60_000)
-    return set(re.findall(r"rank job (\S+)", output(ranks).inner_text()))
+    expect(ranks).to_contain_text("check cells are sealed by: bubblewrap", timeout=60_000)
+    return set(re.findall(r"rank job (\S+)", ranks.inner_text()))
 
 
 @pytest.mark.timeout(600)

@@ -4,17 +4,16 @@ wrong, one that hangs. The instructor collects (``nbgrader collect``), grades th
 (``dlhack grade``), releases the feedback (``nbgrader release_feedback``); each learner fetches
 their own page and only theirs, and no learner can read another's hand-in or feedback.
 
-The JupyterLab side of the same exchange (the Assignments tab, in Chromium) is not driven here.
+The same hand-in from the learners' JupyterLab on the hub, in Chromium:
+tests/browser/test_handin_in_browser.py.
 """
 import csv
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
+from exchange import COURSE_ID, Exchange, as_learner
 from learners import Learners
 from slurm import require, unavailable
 
@@ -22,7 +21,6 @@ from dlhack.grade.cli import main as grade
 from tests.grade.gradetools import PLANTED, SOLUTION
 
 LAB = "02_collectives"
-COURSE_ID = "dlhack"
 KINDS = {"right": SOLUTION, "wrong": PLANTED / "wrong_naive.ipynb",
          "hangs": PLANTED / "infinite_loop.ipynb"}
 # allreduce_naive (3 points) and average_gradients (3): the hanging one loops in the latter.
@@ -37,37 +35,16 @@ def trio():
 
 
 @pytest.fixture(scope="module")
-def exchange():
-    root = Path(tempfile.mkdtemp(prefix="dlhack-exchange-"))
-    root.chmod(0o755)  # as /srv/nbgrader/exchange: everyone may enter, nbgrader sets the rest
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
+def box():
+    with Exchange() as ex:
+        yield ex
 
 
-def nbgrader(course, exchange, *args):
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--course={COURSE_ID}",
-                           f"--Exchange.root={exchange}"], cwd=course, text=True,
-                          capture_output=True, timeout=600, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
-
-
-def as_learner(learners, name, *argv, check=True):
-    home = learners.home(name)
-    proc = subprocess.run(["runuser", "-u", name, "--", "env", f"HOME={home}", *argv],
-                          cwd=home, capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0 or not check, proc.stdout + proc.stderr
-    return proc
-
-
-def test_three_learners_hand_in_and_each_sees_only_their_feedback(site, trio, exchange,
-                                                                  tmp_path):
+def test_three_learners_hand_in_and_each_sees_only_their_feedback(site, trio, box, tmp_path):
     who, learners = trio
+    exchange = box.root
     course = tmp_path / "course"
-    (course / "source" / LAB).mkdir(parents=True)
-    shutil.copyfile(SOLUTION, course / "source" / LAB / f"{LAB}.ipynb")
-    nbgrader(course, exchange, "generate_assignment", LAB, "--force")
-    nbgrader(course, exchange, "release_assignment", LAB)
+    box.release(course, LAB, SOLUTION)
     dlhack = str(site / "venv" / "bin" / "dlhack")
     for kind, name in who.items():
         mine = learners.folder(name, "dlhack") / f"{LAB}.ipynb"
@@ -87,7 +64,7 @@ def test_three_learners_hand_in_and_each_sees_only_their_feedback(site, trio, ex
                          f"--course={COURSE_ID}", f"--exchange={exchange}").stdout
     assert f"{first} {LAB} " in history and second not in history, history
 
-    nbgrader(course, exchange, "collect", LAB)
+    box.nbgrader(course, "collect", LAB)
     assert sorted(p.name for p in (course / "submitted").iterdir()) == sorted(who.values())
     status = grade([str(course / "submitted"), "--lab", LAB, "-e", "allreduce_naive",
                     "-e", "average_gradients", "-t", "8", "--csv", str(tmp_path / "grades.csv"),
@@ -97,7 +74,7 @@ def test_three_learners_hand_in_and_each_sees_only_their_feedback(site, trio, ex
         rows = {row["student_id"]: row["score"] for row in csv.DictReader(f)}
     assert rows == {name: SCORES[kind] for kind, name in who.items()}, rows
 
-    nbgrader(course, exchange, "release_feedback", LAB)
+    box.nbgrader(course, "release_feedback", LAB)
     outbound = exchange / COURSE_ID / "feedback"
     peek = as_learner(learners, second, "ls", str(outbound), check=False)
     assert peek.returncode != 0  # pages are filed by a secret each learner alone holds

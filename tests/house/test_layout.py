@@ -33,8 +33,6 @@ LONG_FUNCTIONS = {}  # "dlhack.module.function": why it is longer (none today)
 # Where the tests of a module without tests/<room>/test_<module>.py are, and why not there.
 # Every package's __init__ is exempt as well: a room's docstring and what it re-exports.
 NO_TEST_FILE = {
-    # The hand-in needs nbgrader's exchange and Unix users to mean anything: tested there.
-    "dlhack.grade.handin": "tests/cluster/test_handin.py",
     # A render's stamp and its outputs' cleaning: tested on the committed lessons' renders.
     "dlhack.tools.outputs": "tests/course/test_renders.py",
     "dlhack.tools.renderstamp": "tests/course/test_renders.py",

@@ -15,10 +15,18 @@ this stages the saved notebook in such a folder, then runs nbgrader's own ``subm
 course and exchange come from nbgrader's config (``nbgrader_config.py`` on the Jupyter config
 path, which the hub's deployment writes) unless given. Costs one nbgrader process (~2 s).
 
-In JupyterLab the same exchange shows in nbgrader's Assignments tab, which the hub enables for
-learners (its instructor tools stay hidden); this command is the one action for a flat copy.
+Paths are the learner's copy's when ``DLHACK_WORKSPACE`` names it (the hub's servers and
+``dlhack lab`` set it, and a kernel inherits it): ``labs/LAB.ipynb`` there is what is handed in,
+and feedback lands there, where JupyterLab opens it; so ``!dlhack submit LAB`` works from a
+cell of the lab whatever folder the kernel is in. Without it, both are relative to the current
+folder.
+
+In JupyterLab this is run from a cell or a terminal: nbgrader's Assignments tab stays off for
+learners, since it fetches and submits ``LAB/LAB.ipynb`` beside the server's root, outside the
+learner's copy, where saving is refused (deploy/README.md).
 """
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -26,6 +34,17 @@ import tempfile
 from pathlib import Path
 
 NBGRADER = [sys.executable, "-m", "nbgrader"]
+ENV_WORKSPACE = "DLHACK_WORKSPACE"  # the learner's copy (dlhack.tools.workspace sets it)
+
+
+def workspace():
+    """The learner's copy when the server says where it is, else the current folder."""
+    return Path(os.environ.get(ENV_WORKSPACE) or ".")
+
+
+def pages(lab, folder):
+    """The feedback pages fetched for ``lab`` under ``folder``, newest first."""
+    return sorted(Path(folder, lab, "feedback").glob("*/*.html"), reverse=True)
 
 
 def _options(course, exchange):
@@ -76,9 +95,11 @@ def main(argv=None):
     elif not args.lab:
         p.error("which lab? e.g. `dlhack submit 02_collectives`")
     elif args.feedback:
-        status, log = fetch_feedback(args.lab, ".", args.course, args.exchange)
+        status, log = fetch_feedback(args.lab, workspace(), args.course, args.exchange)
+        if status == 0:
+            log += "".join(f"\nfeedback: {page}" for page in pages(args.lab, workspace()))
     else:
-        notebook = args.notebook or Path("labs") / f"{args.lab}.ipynb"
+        notebook = args.notebook or workspace() / "labs" / f"{args.lab}.ipynb"
         if not notebook.is_file():
             print(f"dlhack submit: no notebook at {notebook}: save it, or name it", file=sys.stderr)
             return 2
