@@ -25,7 +25,6 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from exchange import Exchange
 from hubpages import SHOTS, add_cell, log_in, open_lab, room
 from test_lab_in_browser import CHROMIUM_ARGS, CORRECT, WRONG, cell, chromium, write
 
@@ -47,6 +46,8 @@ STAMP = re.compile(r"handed in \S+ \(at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.?\d* UTC
 
 @pytest.fixture(scope="module")
 def trio():
+    from exchange import Exchange  # tests/cluster: on the path once hubpages is imported
+
     tag = os.getpid() % 100000
     with room(3, prefix=f"dj{tag}", group=f"djg{tag}") as (hub, _, learners), \
             Exchange() as box:
@@ -54,9 +55,8 @@ def trio():
 
 
 def hand_in(page, learners, name, kind, box):
-    """Write the ``kind`` answer into the first exercise, save, and submit from a new cell."""
-    from playwright.sync_api import expect
-
+    """Write the ``kind`` answer into the first exercise, save, and submit from a new cell;
+    the cell's output (not waited for: the three learners submit at once)."""
     write(page, cell(page, "def allreduce_naive(comm, x):"), ANSWERS[kind])
     page.keyboard.press("Escape")
     page.keyboard.press("Control+s")
@@ -65,15 +65,13 @@ def hand_in(page, learners, name, kind, box):
     while MARKS[kind] not in saved.read_text() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert MARKS[kind] in saved.read_text(), "the notebook was not saved"
-    out = add_cell(page, f"!dlhack submit {LAB} " + " ".join(box.options))
-    expect(out).to_contain_text(STAMP, timeout=120_000)
+    return add_cell(page, f"!dlhack submit {LAB} " + " ".join(box.options))
 
 
-def feedback_page(page, hub, learners, name, box):
-    """Fetch the feedback from a cell and open it in JupyterLab; the page's text."""
+def feedback_page(page, hub, learners, name, out):
+    """Open the feedback that the cell ``out`` fetched, in JupyterLab; the page's body."""
     from playwright.sync_api import expect
 
-    out = add_cell(page, f"!dlhack submit --feedback {LAB} " + " ".join(box.options))
     expect(out).to_contain_text("feedback: ", timeout=120_000)
     found = re.search(r"feedback: (\S.*\.html)", out.inner_text()).group(1)
     rel = Path(found).relative_to(learners.home(name))  # fetched into ~/dlhack
@@ -114,9 +112,12 @@ def test_three_learners_hand_in_from_jupyterlab_and_read_their_feedback(trio, tm
                 pages[name] = log_in(browser, hub, name, passwords[name])
                 # leaving an edited notebook for the feedback page: JupyterLab asks; go
                 pages[name].on("dialog", lambda dialog: dialog.accept())
-            for kind, name in who.items():
+            for name in who.values():
                 open_lab(pages[name], hub, name)
-                hand_in(pages[name], learners, name, kind, box)
+            outs = {name: hand_in(pages[name], learners, name, kind, box)
+                    for kind, name in who.items()}
+            for kind, name in who.items():
+                expect(outs[name]).to_contain_text(STAMP, timeout=120_000)
                 pages[name].screenshot(path=SHOTS / f"handin_{kind}_submitted.png")
 
             rows = grade_class(box, tmp_path)
@@ -124,9 +125,11 @@ def test_three_learners_hand_in_from_jupyterlab_and_read_their_feedback(trio, tm
             assert {r["student_id"]: r["score"] for r in rows} == {
                 name: SCORES[kind] for kind, name in who.items()}, rows
 
+            fetch = f"!dlhack submit --feedback {LAB} " + " ".join(box.options)
+            outs = {name: add_cell(pages[name], fetch) for name in who.values()}
             seen = {}
             for kind, name in who.items():
-                body = feedback_page(pages[name], hub, learners, name, box)
+                body = feedback_page(pages[name], hub, learners, name, outs[name])
                 expect(body).to_contain_text(f"Score: {SCORES[kind]} / 3")
                 for other in who.values():
                     if other != name:
@@ -137,7 +140,9 @@ def test_three_learners_hand_in_from_jupyterlab_and_read_their_feedback(trio, tm
             # the failing test's message, and the rank counts it failed at
             assert re.search(r"\d+ ranks: failed", seen["wrong"]), seen["wrong"]
             assert "test_sum_matches_serial" in seen["wrong"]
+            assert "rank 0: the result differs from the serial reference" in seen["wrong"]
             assert "no rank finished within" in seen["hangs"], seen["hangs"]
+            assert "rank 0 was still waiting in allreduce_naive" in seen["hangs"]
 
             nosy, target = who["wrong"], who["right"]
             page = pages[nosy]

@@ -13,7 +13,8 @@ latest (``dlhack grade --due`` marks it late). nbgrader expects the learner's no
 ``LAB/LAB.ipynb`` under the folder it runs in; the course's copy is flat (``labs/LAB.ipynb``), so
 this stages the saved notebook in such a folder, then runs nbgrader's own ``submit``. The
 course and exchange come from nbgrader's config (``nbgrader_config.py`` on the Jupyter config
-path, which the hub's deployment writes) unless given. Costs one nbgrader process (~2 s).
+path) unless given; the hub's deployment writes none, so learners name the course
+(deploy/README.md) and the exchange is nbgrader's default. Costs one nbgrader process (~2 s).
 
 Paths are the learner's copy's when ``DLHACK_WORKSPACE`` names it (the hub's servers and
 ``dlhack lab`` set it, and a kernel inherits it): ``labs/LAB.ipynb`` there is what is handed in,
