@@ -1,7 +1,7 @@
 """The course's hub in Chromium, for the browser tests on a private Slurm: the room, logging in,
 opening lab 02 in a learner's ~/dlhack, and adding a cell to run.
 
-    with room(3, "dj") as (hub, cluster, learners):   # Slurm, three learners, the course's hub
+    with room(3, "dj1", "djg1") as (hub, cluster, learners):  # Slurm, 3 learners, the hub
         page = log_in(browser, hub, name, password)   # their server then spawns as a Slurm job
         open_lab(page, hub, name)                     # lab 02 on the course's kernel, idle
         out = add_cell(page, "!dlhack submit 02_collectives")  # run at the end; its output
