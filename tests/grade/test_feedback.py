@@ -30,3 +30,7 @@ def test_a_notebook_outside_the_layout_gets_a_page_by_its_name(tmp_path):
     page = feedback.write(tmp_path, {**RESULT, "warnings": ["<b>"]}, entry)
     assert page == tmp_path / "tanaka.html"
     assert "<p class='warn'>&lt;b&gt;</p>" in page.read_text()  # a learner's text, escaped
+
+
+def test_one_rank_is_named_in_the_singular():
+    assert feedback.at(1) == "1 rank" and feedback.at(4) == "4 ranks"

@@ -27,6 +27,10 @@ STYLE = ("<style>body{font-family:sans-serif;max-width:60em}table{border-collaps
 KEPT = ("timestamp.txt", "submission_secret.txt")  # what release_feedback reads beside the page
 
 
+def at(ranks):
+    return f"{ranks} rank" + ("" if ranks == 1 else "s")
+
+
 def failing(result):
     """``(exercise, test, outcome, "ranks: outcome, ...", message)`` per test that did not pass."""
     rows = []
@@ -34,7 +38,7 @@ def failing(result):
         for test in ex["tests"]:
             if test["outcome"] in ("passed", "not_run"):
                 continue
-            runs = ", ".join(f"{r['ranks']} ranks: {r['outcome']}" for r in test["runs"]
+            runs = ", ".join(f"{at(r['ranks'])}: {r['outcome']}" for r in test["runs"]
                              if r["outcome"] != "passed")
             rows.append((ex["name"], test["name"], test["outcome"], runs, test["message"] or ""))
     return rows
