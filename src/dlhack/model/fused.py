@@ -126,6 +126,7 @@ class OutputLoss(chainer.FunctionNode):
     def forward(self, inputs):
         x, W, b = inputs
         xp = backend.get_array_module(x)
+        self.x = x  # the top layer keeps it anyway: the dropout is applied again in backward
         if self.mask is not None:
             x = x * self.mask
         p = matmul(x, W.T)  # (N, V) logits, then probabilities, in place
@@ -138,7 +139,7 @@ class OutputLoss(chainer.FunctionNode):
         total = p.sum(axis=1)
         p /= total[:, None]
         self.token_loss_sum = float(((xp.log(total) - picked) * valid).sum())
-        self.x, self.p, self.valid, self.cols = x, p, valid, cols
+        self.p, self.valid, self.cols = p, valid, cols
         self.retain_inputs((1,))
         return xp.asarray(self.token_loss_sum / self.normalizer, dtype=x.dtype),
 
@@ -154,7 +155,7 @@ class OutputLoss(chainer.FunctionNode):
             if self.mask is not None:
                 grads[0] *= self.mask
         if 1 in indexes:
-            grads[1] = matmul(d.T, self.x)
+            grads[1] = matmul(d.T, self.x if self.mask is None else self.x * self.mask)
         if 2 in indexes:
             grads[2] = d.sum(axis=0)
         return tuple(chainer.Variable(grads[i]) for i in indexes)

@@ -19,7 +19,7 @@ What it does differently, and why (``dlhack bench model`` measures each):
   loop holds only what is sequential: a few row-block updates and one product per step.
 
 Memory kept for backward: the activated gates (N, 4H), the cells and outputs (N, H) each, and
-the (dropped-out) input, N real tokens; tanh of the cells is recomputed. The products are
+the input as given (the layer below keeps it anyway: the dropout is applied again), N real tokens; tanh of the cells is recomputed. The products are
 those of ``lstm`` without the padding rows: ``dlhack.bench.flops`` counts their useful
 operations.
 """
@@ -44,6 +44,7 @@ class LSTMLayer(chainer.FunctionNode):
         x, h0, c0, w_x, w_h, b = inputs
         xp = backend.get_array_module(x)
         H, off = w_h.shape[1], self.packing.offsets
+        self.x = x  # as given: the layer below keeps it anyway; masked again in backward
         if self.mask is not None:
             x = x * self.mask
         # sigmoid(z) = 0.5 tanh(z / 2) + 0.5 (never overflows). With the rows of the sigmoid
@@ -71,9 +72,13 @@ class LSTMLayer(chainer.FunctionNode):
             xp.multiply(g[:, 3 * H:], xp.tanh(cs[rows], out=tc[:n]), out=hs[rows])
             h, c = hs[rows], cs[rows]  # a sentence keeps its position: rows [0, n) go on
         self.retain_inputs((1, 2, 3, 4))
-        self.x, self.act, self.hs, self.cs = x, act, hs, cs  # tanh(c): recomputed in backward
+        self.act, self.hs, self.cs = act, hs, cs  # tanh(c): recomputed in backward
         last = xp.asarray(self.packing.final_rows())
         return hs, hs[last], cs[last]
+
+    def _input(self):
+        """The (dropped-out) input the forward multiplied, (N, n_in): masked again, not kept."""
+        return self.x if self.mask is None else self.x * self.mask
 
     def _previous(self, states, initial, out=None):
         """(N, H): for every packed row, the state its step read (``initial`` at step 0)."""
@@ -87,20 +92,22 @@ class LSTMLayer(chainer.FunctionNode):
     def _local_derivatives(self, c0):
         """``(k_c, k)`` for every token: dc += dh k_c; d(pre-activations) = [dc dc dc dh] k.
 
-        Whole contiguous rows where possible (numpy is slower on column slices): k = s (1 - s)
-        for every gate, the cell input's block set to 1 - a^2, then times [a, c_prev, i, tanh c].
+        k = s (1 - s) for every gate over whole rows, the cell input's block set to 1 - a^2,
+        each block then times what its gate multiplied: [a, c_prev, i, tanh c], in place (a
+        buffer of those four costs (N, 4H) more at the step's memory peak, and no time).
         """
         xp = backend.get_array_module(self.act)
         act, tc, H = self.act, xp.tanh(self.cs), self.hs.shape[1]
         i, a, o = act[:, :H], act[:, 2 * H:3 * H], act[:, 3 * H:]
         k = xp.subtract(1, act)
         k *= act
-        xp.multiply(a, a, out=k[:, 2 * H:3 * H])
-        xp.subtract(1, k[:, 2 * H:3 * H], out=k[:, 2 * H:3 * H])
-        times = xp.empty_like(act)  # [a, c_prev, i, tanh(c)], copied: copies are cheap
-        times[:, :H], times[:, 2 * H:3 * H], times[:, 3 * H:] = a, i, tc
-        self._previous(self.cs, c0, out=times[:, H:2 * H])
-        k *= times
+        k[:, :H] *= a
+        k[:, H:2 * H] *= self._previous(self.cs, c0)
+        k_a = k[:, 2 * H:3 * H]
+        xp.multiply(a, a, out=k_a)
+        xp.subtract(1, k_a, out=k_a)
+        k_a *= i
+        k[:, 3 * H:] *= tc
         k_c = xp.multiply(tc, tc)  # o (1 - tanh(c)^2)
         xp.subtract(1, k_c, out=k_c)
         k_c *= o
@@ -131,7 +138,7 @@ class LSTMLayer(chainer.FunctionNode):
             dc[:n] *= f[rows]
             matmul(d, w_h, out=dh[:n])
         grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
-                 3: lambda: matmul(d_act.T, self.x),
+                 3: lambda: matmul(d_act.T, self._input()),
                  4: lambda: matmul(d_act.T, self._previous(self.hs, h0)),  # h_prev (N, H)
                  5: lambda: d_act.sum(axis=0)}
         out = []
@@ -140,6 +147,9 @@ class LSTMLayer(chainer.FunctionNode):
             if i == 0 and self.mask is not None:
                 g *= self.mask
             out.append(chainer.Variable(g))
+        # Backward runs once per forward (as in training): what only it needed goes now, so
+        # the step's memory falls layer by layer instead of peaking at its end.
+        self.act = self.hs = self.cs = self.x = None
         return tuple(out)
 
 
