@@ -114,6 +114,9 @@ class LSTMLayer(chainer.FunctionNode):
         return k_c, k
 
     def backward(self, indexes, grad_outputs):
+        if self.act is None:
+            raise RuntimeError("an LSTM layer's backward runs once per forward: it frees its "
+                               "arrays (run the forward again)")
         h0, c0, w_x, w_h = (v.array for v in self.get_retained_inputs())
         g_hs, g_h, g_c = (None if g is None else g.array for g in grad_outputs)
         xp = backend.get_array_module(w_h)
