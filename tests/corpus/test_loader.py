@@ -185,3 +185,12 @@ def test_small_parallel_enja(enja_dir):
     # a vocabulary built from train with the same cap is almost the same list of words
     assert len(corpus.src_vocab) == 4096
     assert len(set(corpus.src_vocab.words) & set(vocab.words)) > 4000
+
+
+@pytest.mark.parametrize("source", ["embedded", "files"])
+def test_each_word_is_one_string_in_memory(source, tiny):
+    """Tokens are interned: a corpus kept as tokens costs a pointer per token."""
+    corpus = (default_corpus(seed=0, n_train=200, n_dev=5, n_test=5) if source == "embedded"
+              else load_corpus(tiny, splits=("train",)))
+    tokens = [w for en, ja in corpus.raw["train"] for w in en + ja]
+    assert len({id(w) for w in tokens}) == len(set(tokens)) < len(tokens)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from chainer import gradient_check
 
-from dlhack.model.fused import FusedSeq2seq, OutputLoss, gather_rows
+from dlhack.model.fused import FusedSeq2seq, OutputLoss, gather_rows, stack_rows
 from dlhack.model.packed_adam import PackedAdam
 from dlhack.model.seq2seq import PAD, Seq2seq
 from tests.model.batches import V, assert_same_loss_and_grads, loss_and_grads, random_batch
@@ -101,3 +101,21 @@ def test_fused_model_translates_like_the_readable_one():
 def test_fused_refuses_the_nstep_formulation():
     with pytest.raises(ValueError):
         FusedSeq2seq(V, V, n_units=4, n_layers=1, impl="nstep")
+
+
+def test_stack_rows_is_a_view_of_packed_gates_and_splits_the_gradient():
+    """After PackedAdam packs a layer's gates, a layer's weights are a view of its buffer (no
+    copy per step); apart, the same rows are a copy. Either way the gradient splits back."""
+    np.random.seed(0)
+    model = FusedSeq2seq(V, V, n_units=4, n_layers=2)
+    ws = model.encoder.ws[1]
+    apart = stack_rows(ws[:4])
+    assert not np.shares_memory(apart.array, ws[0].array)
+    PackedAdam().setup(model)
+    stacked = stack_rows(ws[4:])
+    assert np.shares_memory(stacked.array, ws[7].array)
+    np.testing.assert_array_equal(stacked.array, np.concatenate([w.array for w in ws[4:]]))
+    assert not np.shares_memory(stack_rows([ws[5], ws[4]]).array, ws[4].array)  # out of order
+    x = [chainer.Variable(np.random.randn(2, 3)), chainer.Variable(np.random.randn(1, 3))]
+    gradient_check.check_backward(lambda *a: stack_rows(a), [v.array for v in x],
+                                  np.random.randn(3, 3), dtype=np.float64)

@@ -10,7 +10,8 @@ them on the same weights); only the training step is computed differently:
 - batches are packed (``dlhack.model.packing``): sentences sorted longest first, time-major,
   no padding, so no product, gate or softmax is ever computed on a padding position;
 - each LSTM layer is one function with its own backward (``dlhack.model.fused_lstm``): input
-  projection, recurrence, dropout of its input and the final states, one node per layer;
+  projection, recurrence, dropout of its input and the final states, one node per layer; its
+  gate weights are views of ``PackedAdam``'s buffer (``stack_rows``), not copies made each step;
 - the output layer and the softmax cross-entropy over the vocabulary are one function
   (``OutputLoss``): the logits turn into probabilities in place, kept for backward, and the
   dropout of the features is a mask applied inside;
@@ -32,7 +33,7 @@ from chainer import backend
 from dlhack.model.fused_lstm import lstm_layer
 from dlhack.model.heap import keep_freed_memory
 from dlhack.model.packing import Packing
-from dlhack.model.seq2seq import _H_GATES, _X_GATES, BOS, EOS, PAD, Seq2seq, _stack_gates
+from dlhack.model.seq2seq import BOS, EOS, PAD, Seq2seq
 
 
 def matmul(a, b, out=None):
@@ -68,6 +69,48 @@ class GatherRows(chainer.FunctionNode):
         return chainer.Variable(gx),
 
 
+def _adjacent(arrays):
+    """The arrays as one (sum of rows, ...) view where they lie one after another in one
+    C-contiguous numpy buffer (as ``PackedAdam`` packs a layer's gates), else None."""
+    first = arrays[0]
+    root = first
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not isinstance(first, np.ndarray) or not root.flags.c_contiguous:
+        return None
+    start = address = first.__array_interface__["data"][0]
+    for a in arrays:
+        if (not isinstance(a, np.ndarray) or a.dtype != first.dtype or not a.flags.c_contiguous
+                or a.shape[1:] != first.shape[1:] or a.__array_interface__["data"][0] != address):
+            return None
+        address += a.nbytes
+    offset = (start - root.__array_interface__["data"][0]) // first.itemsize
+    flat = root.reshape(-1)[offset:offset + (address - start) // first.itemsize]
+    return flat.reshape((-1,) + first.shape[1:])
+
+
+class StackRows(chainer.FunctionNode):
+    """``concatenate(arrays, axis=0)``, as a view where the arrays are adjacent in memory;
+    backward hands each input its rows of the gradient (views)."""
+
+    def forward(self, inputs):
+        self.bounds = np.cumsum([0] + [len(a) for a in inputs])
+        out = _adjacent(inputs)
+        if out is None:
+            out = backend.get_array_module(inputs[0]).concatenate(inputs, axis=0)
+        return out,
+
+    def backward(self, indexes, grad_outputs):
+        gy = grad_outputs[0]
+        return tuple(gy[self.bounds[i]:self.bounds[i + 1]] for i in indexes)
+
+
+def stack_rows(arrays):
+    """The arrays (variables) stacked along rows; a view of ``PackedAdam``'s buffer when they
+    are its consecutive parameters (as a layer's gates are), else a copy."""
+    return StackRows().apply(tuple(arrays))[0]
+
+
 def gather_rows(x, index):
     """Rows ``x[index]`` (zeros for -1) as a differentiable function."""
     return GatherRows(index).apply((x,))[0]
@@ -83,6 +126,7 @@ class OutputLoss(chainer.FunctionNode):
     def forward(self, inputs):
         x, W, b = inputs
         xp = backend.get_array_module(x)
+        self.x = x  # the top layer keeps it anyway: the dropout is applied again in backward
         if self.mask is not None:
             x = x * self.mask
         p = matmul(x, W.T)  # (N, V) logits, then probabilities, in place
@@ -95,7 +139,7 @@ class OutputLoss(chainer.FunctionNode):
         total = p.sum(axis=1)
         p /= total[:, None]
         self.token_loss_sum = float(((xp.log(total) - picked) * valid).sum())
-        self.x, self.p, self.valid, self.cols = x, p, valid, cols
+        self.p, self.valid, self.cols = p, valid, cols
         self.retain_inputs((1,))
         return xp.asarray(self.token_loss_sum / self.normalizer, dtype=x.dtype),
 
@@ -111,7 +155,7 @@ class OutputLoss(chainer.FunctionNode):
             if self.mask is not None:
                 grads[0] *= self.mask
         if 1 in indexes:
-            grads[1] = matmul(d.T, self.x)
+            grads[1] = matmul(d.T, self.x if self.mask is None else self.x * self.mask)
         if 2 in indexes:
             grads[2] = d.sum(axis=0)
         return tuple(chainer.Variable(grads[i]) for i in indexes)
@@ -148,8 +192,9 @@ class FusedSeq2seq(Seq2seq):
         hy, cy = [], []
         for layer in range(self.n_layers):
             ws, bs = lstm.ws[layer], lstm.bs[layer]
-            w_x, w_h = _stack_gates(ws, _X_GATES), _stack_gates(ws, _H_GATES)
-            b = _stack_gates(bs, _X_GATES) + _stack_gates(bs, _H_GATES)
+            # NStepLSTM's order [i, f, a, o], the fused layer's: w0..w3 input, w4..w7 recurrent
+            w_x, w_h = stack_rows(ws[:4]), stack_rows(ws[4:])
+            b = stack_rows(bs[:4]) + stack_rows(bs[4:])
             mask = self._mask(xs.shape) if layer > 0 else None
             h0 = zeros if hx is None else hx[layer]
             c0 = zeros if cx is None else cx[layer]

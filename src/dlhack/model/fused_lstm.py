@@ -11,13 +11,17 @@ What it does differently, and why (``dlhack bench model`` measures each):
 - the input projection ``x @ W_x.T + b`` of every token, the recurrence and the dropout of the
   layer's input (``mask``) are one function node per layer, not a linear, a reshape, the
   recurrence and indexings;
+- the gates are in NStepLSTM's order [i, f, a (cell input), o], the order of its parameters
+  ``w0..w3`` (input) and ``w4..w7`` (recurrent): packed by ``PackedAdam`` they lie in that order
+  in one buffer, so ``dlhack.model.fused`` hands each layer views of them, never copies;
 - every elementwise step writes into arrays allocated once per call (``out=``), and backward
   computes each gate's local derivative for every token at once before its time loop, so that
   loop holds only what is sequential: a few row-block updates and one product per step.
 
 Memory kept for backward: the activated gates (N, 4H), the cells and outputs (N, H) each, and
-the (dropped-out) input, N real tokens; tanh of the cells is recomputed. The products are those of ``lstm`` without the padding rows:
-``dlhack.bench.flops`` counts their useful operations. Gate layout: [a (cell input), i, f, o].
+the input as given (the layer below keeps it anyway: the dropout is applied again), N real tokens; tanh of the cells is recomputed. The products are
+those of ``lstm`` without the padding rows: ``dlhack.bench.flops`` counts their useful
+operations.
 """
 import chainer
 from chainer import backend
@@ -40,13 +44,14 @@ class LSTMLayer(chainer.FunctionNode):
         x, h0, c0, w_x, w_h, b = inputs
         xp = backend.get_array_module(x)
         H, off = w_h.shape[1], self.packing.offsets
+        self.x = x  # as given: the layer below keeps it anyway; masked again in backward
         if self.mask is not None:
             x = x * self.mask
         # sigmoid(z) = 0.5 tanh(z / 2) + 0.5 (never overflows). With the rows of the sigmoid
         # gates (i, f, o) halved in these copies of the weights, one tanh over whole
         # contiguous rows activates all four gates; a scale and a shift finish i, f, o.
         scale = xp.full(4 * H, 0.5, x.dtype)
-        scale[:H] = 1
+        scale[2 * H:3 * H] = 1  # the cell input a: a plain tanh
         shift = xp.where(scale == 1, 0, 0.5).astype(x.dtype)
         act = matmul(x, (w_x * scale[:, None]).T)  # (N, 4H): pre-activations, then gates
         act += b * scale
@@ -61,15 +66,19 @@ class LSTMLayer(chainer.FunctionNode):
             g += matmul(h[:n], w_h_t, out=rec[:n])
             xp.tanh(g, out=g)
             g *= scale
-            g += shift  # g = [a, i, f, o]
-            xp.multiply(g[:, :H], g[:, H:2 * H], out=cs[rows])  # a * i
-            cs[rows] += xp.multiply(g[:, 2 * H:3 * H], c[:n], out=fc[:n])  # + f * c_prev
+            g += shift  # g = [i, f, a, o]
+            xp.multiply(g[:, :H], g[:, 2 * H:3 * H], out=cs[rows])  # i * a
+            cs[rows] += xp.multiply(g[:, H:2 * H], c[:n], out=fc[:n])  # + f * c_prev
             xp.multiply(g[:, 3 * H:], xp.tanh(cs[rows], out=tc[:n]), out=hs[rows])
             h, c = hs[rows], cs[rows]  # a sentence keeps its position: rows [0, n) go on
         self.retain_inputs((1, 2, 3, 4))
-        self.x, self.act, self.hs, self.cs = x, act, hs, cs  # tanh(c): recomputed in backward
+        self.act, self.hs, self.cs = act, hs, cs  # tanh(c): recomputed in backward
         last = xp.asarray(self.packing.final_rows())
         return hs, hs[last], cs[last]
+
+    def _input(self):
+        """The (dropped-out) input the forward multiplied, (N, n_in): masked again, not kept."""
+        return self.x if self.mask is None else self.x * self.mask
 
     def _previous(self, states, initial, out=None):
         """(N, H): for every packed row, the state its step read (``initial`` at step 0)."""
@@ -83,26 +92,31 @@ class LSTMLayer(chainer.FunctionNode):
     def _local_derivatives(self, c0):
         """``(k_c, k)`` for every token: dc += dh k_c; d(pre-activations) = [dc dc dc dh] k.
 
-        Whole contiguous rows where possible (numpy is slower on column slices): k = s (1 - s)
-        for every gate, the cell input's block set to 1 - a^2, then times [i, a, c_prev, tanh c].
+        k = s (1 - s) for every gate over whole rows, the cell input's block set to 1 - a^2,
+        each block then times what its gate multiplied: [a, c_prev, i, tanh c], in place (a
+        buffer of those four costs (N, 4H) more at the step's memory peak, and no time).
         """
         xp = backend.get_array_module(self.act)
         act, tc, H = self.act, xp.tanh(self.cs), self.hs.shape[1]
-        a, i, o = act[:, :H], act[:, H:2 * H], act[:, 3 * H:]
+        i, a, o = act[:, :H], act[:, 2 * H:3 * H], act[:, 3 * H:]
         k = xp.subtract(1, act)
         k *= act
-        xp.multiply(a, a, out=k[:, :H])
-        xp.subtract(1, k[:, :H], out=k[:, :H])
-        times = xp.empty_like(act)  # [i, a, c_prev, tanh(c)], copied: copies are cheap
-        times[:, :H], times[:, H:2 * H], times[:, 3 * H:] = i, a, tc
-        self._previous(self.cs, c0, out=times[:, 2 * H:3 * H])
-        k *= times
+        k[:, :H] *= a
+        k[:, H:2 * H] *= self._previous(self.cs, c0)
+        k_a = k[:, 2 * H:3 * H]
+        xp.multiply(a, a, out=k_a)
+        xp.subtract(1, k_a, out=k_a)
+        k_a *= i
+        k[:, 3 * H:] *= tc
         k_c = xp.multiply(tc, tc)  # o (1 - tanh(c)^2)
         xp.subtract(1, k_c, out=k_c)
         k_c *= o
         return k_c, k
 
     def backward(self, indexes, grad_outputs):
+        if self.act is None:
+            raise RuntimeError("an LSTM layer's backward runs once per forward: it frees its "
+                               "arrays (run the forward again)")
         h0, c0, w_x, w_h = (v.array for v in self.get_retained_inputs())
         g_hs, g_h, g_c = (None if g is None else g.array for g in grad_outputs)
         xp = backend.get_array_module(w_h)
@@ -113,7 +127,7 @@ class LSTMLayer(chainer.FunctionNode):
         dh = xp.zeros_like(h0) if g_h is None else g_h.copy()
         dc = xp.zeros_like(c0) if g_c is None else g_c.copy()
         tmp = xp.empty_like(dh)
-        f = self.act[:, 2 * H:3 * H]
+        f = self.act[:, H:2 * H]
         for t in reversed(range(len(self.packing.batch_sizes))):
             n = self.packing.batch_sizes[t]
             rows = slice(off[t], off[t] + n)
@@ -121,13 +135,13 @@ class LSTMLayer(chainer.FunctionNode):
                 dh[:n] += g_hs[rows]
             dc[:n] += xp.multiply(dh[:n], k_c[rows], out=tmp[:n])
             d = d_act[rows]
-            gates3 = d[:, :3 * H].reshape(n, 3, H)  # a view: a, i, f scale with dc
+            gates3 = d[:, :3 * H].reshape(n, 3, H)  # a view: i, f, a scale with dc
             gates3 *= dc[:n, None, :]
             d[:, 3 * H:] *= dh[:n]
             dc[:n] *= f[rows]
             matmul(d, w_h, out=dh[:n])
         grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
-                 3: lambda: matmul(d_act.T, self.x),
+                 3: lambda: matmul(d_act.T, self._input()),
                  4: lambda: matmul(d_act.T, self._previous(self.hs, h0)),  # h_prev (N, H)
                  5: lambda: d_act.sum(axis=0)}
         out = []
@@ -136,6 +150,9 @@ class LSTMLayer(chainer.FunctionNode):
             if i == 0 and self.mask is not None:
                 g *= self.mask
             out.append(chainer.Variable(g))
+        # Backward runs once per forward (as in training): what only it needed goes now, so
+        # the step's memory falls layer by layer instead of peaking at its end.
+        self.act = self.hs = self.cs = self.x = None
         return tuple(out)
 
 
@@ -145,7 +162,7 @@ def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
     Args:
         x: (N, n_in) inputs, packed by ``packing`` (a ``dlhack.model.packing.Packing``).
         h0, c0: (B, H) initial states, in ``packing.order`` (arrays or variables).
-        w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [a, i, f, o]; b: (4H,) bias.
+        w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [i, f, a, o]; b: (4H,) bias.
         mask: (N, n_in) dropout mask (already scaled), or None.
 
     Returns:
