@@ -3,8 +3,9 @@ one allreduce on one flat buffer. The ranks observe what it returned; the grader
 against the serial mean, and counts the sends its MPI shim saw.
 
 The gradients are drawn per run from the grader's seed: 4 to 6 arrays (never as many as the 1 to
-3 ranks, so that dividing by their number is never the mean), of 1 to 3 dimensions, float32 and
-float64 mixed (each must come back in its own dtype). A failure names the drawn case.
+3 ranks, so that dividing by their number is never the mean), of 1 to 3 dimensions (one a
+matrix), float32 and float64 mixed (each must come back in its own dtype). A
+failure names the drawn case.
 """
 import numpy as np
 import pytest
@@ -13,11 +14,13 @@ from labtools import compare, drawn
 
 
 def drawn_case(seed):
-    """``[(shape, dtype)]``: 4 to 6 gradients, at least one float32 and one float64."""
+    """``[(shape, dtype)]``: 4 to 6 gradients, at least one float32 and one float64, and one
+    weight matrix of at least two columns, first (so that its length is not its size)."""
     rng = np.random.default_rng([seed, 3])
     count = int(rng.integers(4, 7))
-    shapes = [tuple(int(d) for d in rng.integers(1, 6, size=int(rng.integers(1, 4))))
-              for _ in range(count)]
+    shapes = [(int(rng.integers(1, 6)), int(rng.integers(2, 6)))]
+    shapes += [tuple(int(d) for d in rng.integers(1, 6, size=int(rng.integers(1, 4))))
+               for _ in range(count - 1)]
     kinds = [np.float32, np.float64] + [(np.float32, np.float64)[int(rng.integers(2))]
                                         for _ in range(count - 2)]
     return [(shape, kinds[i]) for shape, i in zip(shapes, rng.permutation(count))]
