@@ -1,6 +1,7 @@
 """Helpers for graded tests: compare a result with a serial reference and say, in words a
 learner can act on, how it differs; and keep library answers out of reach of a lab's answers."""
 import sys
+from contextlib import contextmanager
 from importlib.abc import MetaPathFinder
 
 import numpy as np
@@ -62,6 +63,23 @@ def block_imports(prefixes, reason):
     for name in [n for n in sys.modules if finder.blocks(n)]:
         del sys.modules[name]
     sys.meta_path.insert(0, finder)
+
+
+@contextmanager
+def lifted():
+    """``block_imports``' blocks lifted inside the ``with``, for the test's own code (a
+    communicator the test makes for the learner); on leaving, what was imported under a block is
+    dropped from ``sys.modules`` again, so that learner code meets the block as before."""
+    finders = [f for f in sys.meta_path if isinstance(f, _Blocked)]
+    for finder in finders:
+        sys.meta_path.remove(finder)
+    try:
+        yield
+    finally:
+        for finder in reversed(finders):
+            sys.meta_path.insert(0, finder)
+            for name in [n for n in sys.modules if finder.blocks(n)]:
+                del sys.modules[name]
 
 
 class LibraryAnswer(RuntimeError):

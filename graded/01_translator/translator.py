@@ -1,5 +1,5 @@
 """Shared by the graded tests of lab 01: seeded models and batches, references written here,
-and hints for the commonest wrong answers.
+and hints for the commonest wrong answers (the loss's: losshints.py).
 
 The learner's functions get a ``NoShortcuts`` model: the translator with the library's own loss
 (``model(xs, ys)``), translation (``model.translate``) and whole-sequence decoder switched off, so
@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import chainer
 import chainer.functions as F
 import numpy as np
+from losshints import loss_hint
 
 from dlhack.model.seq2seq import BOS, EOS, PAD, Seq2seq, pad
 
@@ -105,83 +106,8 @@ def reference_loss(model, xs, ys):
     return F.sum(tokens) / len(xs)
 
 
-def _variant_loss(model, xs, ys, read, predict, target_pad=PAD, reduce="sentence", attend=True):
-    """A loss computed one decoder step at a time, reading ``read(y)``, predicting ``predict(y)``.
-
-    With read = <s> y, predict = y <eos>, padding -1, reduce "sentence" and attention this is
-    ``reference_loss``; the other settings are the mistakes that the hints name.
-    """
-    with chainer.no_backprop_mode():
-        h, c, enc, mask = model.encode(xs)
-        ys_in = pad([read(y) for y in ys], np)
-        ys_out = pad([predict(y) for y in ys], np, value=target_pad)
-        outs = []
-        for t in range(ys_in.shape[1]):
-            out, h, c = model.decode_step(ys_in[:, t], h, c)
-            outs.append(out)
-        dec = F.stack(outs, axis=1)
-        logits = model.logits(model.output_features(dec, enc, mask) if attend else dec)
-        tokens = F.softmax_cross_entropy(logits, ys_out.reshape(-1), reduce="no",
-                                         ignore_label=PAD).array.reshape(ys_out.shape)
-    real = ys_out != PAD
-    if reduce == "tokens":
-        return float(tokens.sum() / real.sum())
-    if reduce == "sum":
-        return float(tokens.sum())
-    if reduce == "sentence-mean":  # mean over sentences of each sentence's mean token loss
-        return float(np.mean(tokens.sum(axis=1) / real.sum(axis=1)))
-    return float(tokens.sum() / len(xs))
-
-
 def _cat(*parts):
     return np.concatenate([np.asarray(p, np.int32) for p in parts])
-
-
-REDUCE_HINTS = {
-    "sentence": None,
-    "tokens": "it is a mean over target tokens, but this loss is the mean over sentences of each "
-              "sentence's summed token loss: sum every token's loss, then divide by len(xs) "
-              "(F.softmax_cross_entropy averages over tokens unless reduce='no')",
-    "tokens/B": "it is a mean over tokens divided by the batch size: F.softmax_cross_entropy "
-                "already averaged over tokens; pass reduce='no', sum, then divide by len(xs)",
-    "sum": "it is the sum over the batch: divide by the number of sentences, len(xs)",
-    "sentence-mean": "it averages each sentence's tokens first: sum every token's loss, then "
-                     "divide by the number of sentences only",
-}
-SWAPPED = "input and target are swapped: the decoder reads <s> y and predicts y <eos>"
-PADDING_COUNTED = ("the padding is counted as <unk> targets: pad the targets with -1 (PAD) and "
-                   "pass ignore_label=-1 to F.softmax_cross_entropy")
-NO_ATTENTION = ("the attention is missing: pass the decoder outputs through "
-                "model.output_features(dec, enc, mask) before model.logits")
-OFF_BY_ONE = ("off by one: the decoder reads <s> y and predicts y <eos> (the target is the "
-              "input shifted left by one)")
-
-
-def loss_hint(model, xs, ys, got, want):
-    """A sentence on what the learner's loss (a float) most likely did wrong."""
-    bos, eos = [BOS], [EOS]
-    shifts = [  # (read, predict, hint)
-        (lambda y: _cat(bos, y), lambda y: _cat(y, eos), None),
-        (lambda y: _cat(y, eos), lambda y: _cat(bos, y), SWAPPED),
-        (lambda y: _cat(bos, y), lambda y: _cat(bos, y), OFF_BY_ONE),
-        (lambda y: _cat(y, eos), lambda y: _cat(y, eos), OFF_BY_ONE),
-    ]
-    pads = [(PAD, None), (0, PADDING_COUNTED)]
-    attends = [(True, None)] + [(False, NO_ATTENTION)] * model.attention
-    for read, predict, shift_hint in shifts:
-        for target_pad, pad_hint in pads:
-            for attend, attend_hint in attends:
-                for reduce, reduce_hint in REDUCE_HINTS.items():
-                    hints = [h for h in (shift_hint, pad_hint, attend_hint, reduce_hint) if h]
-                    if not hints:
-                        continue  # the right loss
-                    value = _variant_loss(model, xs, ys, read, predict, target_pad,
-                                          "tokens" if reduce == "tokens/B" else reduce, attend)
-                    value /= len(xs) if reduce == "tokens/B" else 1
-                    if np.isclose(got, value, rtol=1e-4, atol=1e-5):
-                        return "; and ".join(hints)
-    return (f"it is {got / want:.3g} times the reference; compare your steps with the recipe "
-            f"above the exercise")
 
 
 def loss_observed(loss):

@@ -1,6 +1,7 @@
 """Shared by the graded tests of lab 02: each rank's data, serial references, a communicator
 that allows point-to-point calls only, the traffic each algorithm must make (read from the
-grader's MPI shim in the check halves: ``sent_of``), and hints for the commonest wrong answers."""
+grader's MPI shim in the check halves: ``sent_of``), and hints for the commonest wrong answers. What the ring's messages carried is followed in
+ringvalues.py."""
 import numpy as np
 from labtools import block_imports
 

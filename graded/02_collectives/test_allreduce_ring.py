@@ -3,9 +3,11 @@
 Each test has two halves: ``test_NAME`` runs in every rank and hands the grader what the
 learner's function returned (``observe``); ``check_NAME`` runs in the grader, where no learner
 code ever ran, and decides on the result and on the traffic the grader's MPI shim saw (only to
-the right neighbour, 2 (size - 1) messages, each a chunk of about n / size elements). A right
-sum made some other way (through rank 0, or by MPI's own allreduce) earns nothing here. The
-lengths are chosen so that every rank count divides the first (12) and none the others.
+the right neighbour, 2 (size - 1) messages, each a chunk of about n / size elements), and on
+the values those messages carried (ringvalues: partial sums of the ranks to the sender's left in
+reduce-scatter, slices of the sum in allgather). A right sum made some other way (through rank 0,
+or by MPI's own allreduce) earns nothing here, whatever messages go round beside it. The lengths
+are chosen so that every rank count divides the first (12) and none the others.
 """
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ from collectives import (
     sum_hint,
 )
 from labtools import compare
+from ringvalues import collectives_problem, ring_values_problem
 
 
 def observe_ring(submission, comm, observe, shape, dtype=np.float64):
@@ -36,7 +39,10 @@ def ring_problem(obs, run, shape, dtype=np.float64):
     if not (isinstance(x, np.ndarray) and np.array_equal(x, before)):
         return "allreduce_ring changed its input x: work on a copy"
     sent = sent_of(run.traffic, before.itemsize)
-    return ring_traffic_problem(sent, run.rank, run.size, before.size)
+    arrays = [rank_data(r, shape, dtype) for r in range(run.size)]
+    return (ring_traffic_problem(sent, run.rank, run.size, before.size)
+            or ring_values_problem(run.traffic, run.rank, arrays, dtype)
+            or collectives_problem(run.traffic, run.rank))
 
 
 @pytest.mark.points(2)

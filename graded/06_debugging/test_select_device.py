@@ -3,13 +3,18 @@
 The communicator is a stand-in with ChainerMN's ``rank``, ``size``, ``intra_rank`` and
 ``intra_size``, on pretend nodes laid out in blocks (ranks 0, 1 on node 0) and round-robin
 (ranks 0, 2 on node 0), with drawn node sizes and GPU counts: an answer that only works for one
-layout, or for two ranks and two GPUs a node, earns nothing. The rule is the library's
-(dlhack.parallel.devices): GPU ``intra_rank % n_gpus``, ``n_gpus`` being the GPUs a rank sees.
+layout, or for two ranks and two GPUs a node, earns nothing. Then ChainerMN's own communicator
+on the grader's simulated hosts (2 nodes x 2 ranks, block and round-robin placement: the
+``hosts=`` marker), so that the answer meets what a cluster job gives it. The rule is the
+library's (dlhack.parallel.devices): GPU ``intra_rank % n_gpus``, ``n_gpus`` being the GPUs a
+rank sees.
 """
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from lab06 import node_comm, place
-from labtools import drawn
+from labtools import drawn, lifted
 
 
 def hint(got, node, n_gpus, everyone):
@@ -36,7 +41,11 @@ def hint(got, node, n_gpus, everyone):
 
 def device_of(submission, comm, layout, n_gpus, ranks_per_node):
     """What ``select_device`` returned on this rank (or the ValueError it raised), as a string."""
-    node = node_comm(comm, ranks_per_node=ranks_per_node, layout=layout)
+    return selected(submission, node_comm(comm, ranks_per_node=ranks_per_node, layout=layout),
+                    n_gpus)
+
+
+def selected(submission, node, n_gpus):
     try:
         got = submission.select_device(node, n_gpus)
     except ValueError as err:
@@ -48,7 +57,13 @@ def placement_problem(devices, size, layout, n_gpus, ranks_per_node):
     """None, or what is wrong with the first rank whose device (``devices[rank]``) is wrong."""
     where = (f"with {size} ranks laid out {layout}, at most {ranks_per_node} a node, each "
              f"rank seeing {n_gpus} GPU(s)")
-    everyone = [(place(r, size, ranks_per_node, layout), d) for r, d in enumerate(devices)]
+    return devices_problem(devices, [place(r, size, ranks_per_node, layout) for r in range(size)],
+                           n_gpus, where)
+
+
+def devices_problem(devices, places, n_gpus, where):
+    """``placement_problem`` for ranks placed as ``places`` say (``lab06.place``'s fields)."""
+    everyone = list(zip(places, devices))
     for other, device in everyone:
         want = f"@cupy:{other.intra_rank % n_gpus}"
         if device.startswith("ValueError"):
@@ -80,7 +95,7 @@ def layouts(seed, size):
     return fixed + drawn_layouts(seed, size)
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.mpi(ranks=[3, 4], timeout=20)
 def test_one_gpu_per_rank_of_each_node(submission, comm, observe, seed):
     """Fixed and drawn layouts of nodes and GPUs: GPU intra_rank % n_gpus on every rank."""
@@ -118,3 +133,51 @@ def check_cpu_and_too_few_gpus(obs, run):
                 f"rank of the node shares, not the rank's own place, so that no rank goes on alone")
     return placement_problem([run.observed(r)["alone"] for r in range(run.size)], run.size,
                              "round-robin", 2, 1)
+
+
+def chainermn_comm(comm):
+    """ChainerMN's own naive communicator on ``comm``: it asks MPI for each rank's host, which
+    the grader's shim answers with the test's simulated hosts."""
+    with lifted():  # the lab's block on chainermn is for the answers, not for the test
+        import chainermn
+
+        return chainermn.create_communicator("naive", comm)
+
+
+def places_on(hosts):
+    """Each rank's place as ChainerMN computes it from ``hosts`` (a host per rank)."""
+    order = list(dict.fromkeys(hosts))
+    return [SimpleNamespace(rank=r, size=len(hosts), inter_rank=order.index(host),
+                            intra_rank=[i for i, h in enumerate(hosts) if h == host].index(r),
+                            intra_size=hosts.count(host), inter_size=len(order))
+            for r, host in enumerate(hosts)]
+
+
+HOSTS_GPUS = (2, 4, 1)  # a node's two GPUs, four, one of its own
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.mpi(ranks=[4], hosts=2, timeout=30)
+@pytest.mark.parametrize("placement", ["block", "round_robin"])
+def test_chainermn_on_two_nodes(submission, comm, observe, placement):
+    """4 ranks on 2 simulated nodes, placed in blocks and round-robin, through ChainerMN's own
+    communicator: each rank seeing its node's 2 GPUs, 4, or 1 of its own."""
+    node = chainermn_comm(comm)
+    observe(intra_rank=node.intra_rank,
+            devices=[selected(submission, node, n_gpus) for n_gpus in HOSTS_GPUS])
+
+
+def check_chainermn_on_two_nodes(obs, run):
+    places = places_on(run.hosts)
+    if obs["intra_rank"] != places[run.rank].intra_rank:  # the grader's simulation, not the answer
+        raise RuntimeError(f"ChainerMN saw intra_rank {obs['intra_rank']} on rank {run.rank}, "
+                           f"the simulated hosts {run.hosts} say {places[run.rank].intra_rank}")
+    everyone = [run.observed(r)["devices"] for r in range(run.size)]
+    for i, n_gpus in enumerate(HOSTS_GPUS):
+        where = (f"on 2 nodes with the ranks placed {run.params['placement'].replace('_', '-')} "
+                 f"(hosts {run.hosts}), through ChainerMN's communicator, each rank seeing "
+                 f"{n_gpus} GPU(s)")
+        problem = devices_problem([devices[i] for devices in everyone], places, n_gpus, where)
+        if problem:
+            return problem
+    return None
