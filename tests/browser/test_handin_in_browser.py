@@ -119,6 +119,10 @@ def test_three_learners_hand_in_from_jupyterlab_and_read_their_feedback(trio, tm
             for kind, name in who.items():
                 expect(outs[name]).to_contain_text(STAMP, timeout=120_000)
                 pages[name].screenshot(path=SHOTS / f"handin_{kind}_submitted.png")
+            mine, other = who["right"], who["wrong"]
+            history = add_cell(pages[mine], "!dlhack submit --history " + " ".join(box.options))
+            expect(history).to_contain_text(f"{mine} {LAB} ", timeout=60_000)
+            assert other not in history.inner_text()  # a learner's history is their own
 
             rows = grade_class(box, tmp_path)
             assert len(rows) == 3, rows

@@ -4,8 +4,9 @@ wrong, one that hangs. The instructor collects (``nbgrader collect``), grades th
 (``dlhack grade``), releases the feedback (``nbgrader release_feedback``); each learner fetches
 their own page and only theirs, and no learner can read another's hand-in or feedback.
 
-The same hand-in from the learners' JupyterLab on the hub, in Chromium:
-tests/browser/test_handin_in_browser.py.
+The same hand-in from the learners' JupyterLab on the hub, in Chromium, is
+tests/browser/test_handin_in_browser.py, which `make test` runs; this one, its twin without the
+hub (for a site that grades without JupyterHub), runs in `make test-slow`.
 """
 import csv
 import os
@@ -19,6 +20,8 @@ from slurm import require, unavailable
 
 from dlhack.grade.cli import main as grade
 from tests.grade.gradetools import PLANTED, SOLUTION
+
+pytestmark = pytest.mark.slow
 
 LAB = "02_collectives"
 KINDS = {"right": SOLUTION, "wrong": PLANTED / "wrong_naive.ipynb",
