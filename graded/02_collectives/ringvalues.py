@@ -61,32 +61,43 @@ def ring_values_problem(traffic, rank, arrays, dtype):
     """None when every message ``rank`` sent carried what a ring carries; else what did not.
 
     ``arrays``: every rank's input, by rank. Call it once the traffic's shape is a ring's: to the
-    right neighbour, 2 (size - 1) messages, reduce-scatter's first.
+    right neighbour, 2 (size - 1) messages, reduce-scatter's first, or fewer when the array is
+    shorter than the rank count and the ring skips its empty chunks (the messages then match
+    the ring's steps in order, some steps left out).
     """
-    size, exact = len(arrays), not np.issubdtype(dtype, np.floating)
-    flat = [np.asarray(a, dtype=float).ravel() for a in arrays]
-    total = np.sum(flat, axis=0)
+    exact = not np.issubdtype(dtype, np.floating)
+    steps = ring_steps([np.asarray(a, dtype=float).ravel() for a in arrays], rank)
+    skips, t = len(steps) - len(traffic.sends), 0
     for i, message in enumerate(traffic.sends):
         values = payload(message, np.dtype(dtype))
         if values is None:
             return (f"rank {rank}'s message {i + 1} could not be read as an array of numbers "
                     f"(send numpy chunks with comm.Sendrecv): the grader follows the values "
                     f"through the ring")
-        if i < size - 1:
-            left = [(rank - j) % size for j in range(i + 1)]
-            want = np.sum([flat[r] for r in left], axis=0)
-            what = (f"reduce-scatter step {i}, which carries " + (
+        fits = [u for u in range(t, min(t + skips + 1, len(steps)))
+                if is_slice(values, steps[u][0], exact)]
+        if not fits:
+            return (f"the sum did not travel through the ring: rank {rank}'s message {i + 1} "
+                    f"({steps[min(t, len(steps) - 1)][1]}) carried {_shown(values)}, which is no slice of it"
+                    + _elsewhere(traffic))
+        skips, t = skips - (fits[0] - t), fits[0] + 1
+    return None
+
+
+def ring_steps(flat, rank):
+    """``[(the values a message may be a slice of, the step in words)]``, one per ring step."""
+    size, steps = len(flat), []
+    for i in range(size - 1):
+        left = [(rank - j) % size for j in range(i + 1)]
+        steps.append((np.sum([flat[r] for r in left], axis=0), (
+            f"reduce-scatter step {i}, which carries " + (
                 "a chunk of this rank's own array" if not i else
                 f"the sum of ranks {', '.join(map(str, sorted(left)))}'s chunks (its own and "
-                f"the {i} to its left)"))
-        else:
-            want, what = total, (f"allgather step {i - size + 1}, which carries a finished chunk "
-                                 f"of the serial sum")
-        if not is_slice(values, want, exact):
-            return (f"the sum did not travel through the ring: rank {rank}'s message {i + 1} "
-                    f"({what}) carried {_shown(values)}, which is no slice of it"
-                    + _elsewhere(traffic))
-    return None
+                f"the {i} to its left)"))))
+    total = np.sum(flat, axis=0)
+    steps += [(total, f"allgather step {i}, which carries a finished chunk of the serial sum")
+              for i in range(size - 1)]
+    return steps
 
 
 def _shown(values):

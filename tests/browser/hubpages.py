@@ -70,15 +70,22 @@ def log_in(browser, hub, name, password):
 
 
 def open_lab(page, hub, name):
-    from playwright.sync_api import expect
+    from test_lab_in_browser import kernel_ready
 
     page.wait_for_url(re.compile(rf".*/user/{name}/lab.*"), timeout=180_000)
     page.goto(f"{hub.url}/user/{name}/lab/tree/{LAB}")
-    expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=90_000)
-    expect(page.locator(".jp-Toolbar-kernelName").first).to_have_text(
-        "Python (dlhack)", timeout=90_000)
-    expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first
-           ).to_be_attached(timeout=90_000)
+    kernel_ready(page)
+
+
+@contextlib.contextmanager
+def shots_on_failure(pages, prefix):
+    """On an exception, a screenshot of each learner's page (``result/browser/PREFIX_X_failure``)."""
+    try:
+        yield
+    except Exception:
+        for name, page in pages.items():
+            page.screenshot(path=SHOTS / f"{prefix}_{name[-1]}_failure.png")
+        raise
 
 
 def add_cell(page, source):

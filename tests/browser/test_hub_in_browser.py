@@ -17,12 +17,13 @@ Then the hub stops: every server's job ends, and no job, hub, proxy or learner's
 left (the fixtures assert it). Needs root, Slurm, munge, bubblewrap, Chromium and
 configurable-http-proxy (``make test`` installs them); skipped otherwise, except in CI.
 """
+import contextlib
 import os
 import re
 from pathlib import Path
 
 import pytest
-from hubpages import SHOTS, add_cell, log_in, open_lab, room
+from hubpages import SHOTS, add_cell, log_in, open_lab, room, shots_on_failure
 from test_lab_in_browser import CHROMIUM_ARGS, CORRECT, cell, chromium, output, run, write
 
 JOB_CELL = ('!dlhack run -n 2 --timeout 60 -- python -c '
@@ -72,7 +73,7 @@ def test_two_learners_on_the_hub(room):
         browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS,
                                      headless=True)
         pages = {}
-        try:
+        with contextlib.closing(browser), shots_on_failure(pages, "hub"):
             for name, password in learners.accounts:  # both spawn at once
                 pages[name] = log_in(browser, hub, name, password)
             for name, page in pages.items():
@@ -93,9 +94,3 @@ def test_two_learners_on_the_hub(room):
                 page.screenshot(path=SHOTS / f"hub_{name[-1]}_check.png")
             for name, page in pages.items():
                 assert ranks_job_ids(page) == {jobs[name]["id"]}
-        except Exception:
-            for name, page in pages.items():
-                page.screenshot(path=SHOTS / f"hub_{name[-1]}_failure.png")
-            raise
-        finally:
-            browser.close()

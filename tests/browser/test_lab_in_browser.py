@@ -165,6 +165,17 @@ def wait_for(server, url, log, seconds=150):
             time.sleep(1)
 
 
+def kernel_ready(page):
+    """Wait until the open notebook shows its cells and the course's kernel, started (idle)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=90_000)
+    expect(page.locator(".jp-Toolbar-kernelName").first).to_have_text(
+        "Python (dlhack)", timeout=90_000)
+    expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first
+           ).to_be_attached(timeout=90_000)
+
+
 def cell(page, text):
     """The notebook cell whose source contains ``text``."""
     return page.locator(".jp-Notebook .jp-Cell").filter(
@@ -202,12 +213,7 @@ def test_a_learner_session_in_chromium(browser_path, lab_server):
         page.set_default_timeout(60_000)
         try:
             page.goto(f"{url}/lab/tree/{LAB}?token={TOKEN}")
-            expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=90_000)
-            # one kernel, the course's; idle means it started
-            expect(page.locator(".jp-Toolbar-kernelName").first).to_have_text(
-                "Python (dlhack)", timeout=90_000)
-            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first
-                   ).to_be_attached(timeout=90_000)
+            kernel_ready(page)
             # nbgrader's instructor tools are hidden: no menu, no Validate button
             expect(page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader")).to_have_count(0)
             expect(page.get_by_role("button", name="Validate")).to_have_count(0)

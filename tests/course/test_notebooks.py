@@ -65,6 +65,12 @@ def notebook(relpath):
     return json.loads((ROOT / relpath).read_text(encoding="utf-8"))
 
 
+def longest_first(relpath):
+    """Lessons, then solutions, then labs (the learner copies run fastest), each by name: the
+    two workers then end together instead of one running a long lesson alone at the end."""
+    return ["lessons", "solutions", "labs"].index(relpath.split("/")[0]), relpath
+
+
 @pytest.fixture(scope="module")
 def executed(request, tmp_path_factory):
     """Run the notebooks whose run test was selected (all of them in `make test`), 2 at a time."""
@@ -72,7 +78,8 @@ def executed(request, tmp_path_factory):
     assert KERNEL in specs, (f"no {KERNEL!r} kernelspec (found {sorted(specs)}): `make venv` "
                              f"installs it with ipykernel install --sys-prefix --name {KERNEL}")
     wanted = sorted({item.callspec.params["relpath"] for item in request.session.items
-                     if getattr(item, "originalname", "") == "test_notebook_runs_top_to_bottom"})
+                     if getattr(item, "originalname", "") == "test_notebook_runs_top_to_bottom"},
+                    key=longest_first)
     outdir = tmp_path_factory.mktemp("executed")
     # The committed notebooks carry full-size outputs (`make lessons`): a small run must never
     # write over them, only into outdir.

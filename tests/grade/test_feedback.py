@@ -3,7 +3,7 @@ with nbgrader's files beside it, and for each failing test its ranks and message
 from pathlib import Path
 
 from dlhack.grade import feedback, layout
-from tests.grade.gradetools import RESULT
+from tests.grade.gradetools import RESULT, RUN_BAD
 
 
 def test_the_page_goes_where_release_feedback_looks_with_its_files(tmp_path):
@@ -34,3 +34,11 @@ def test_a_notebook_outside_the_layout_gets_a_page_by_its_name(tmp_path):
 
 def test_one_rank_is_named_in_the_singular():
     assert feedback.at(1) == "1 rank" and feedback.at(4) == "4 ranks"
+
+
+def test_rank_counts_the_grader_skipped_are_not_listed_as_failures(tmp_path):
+    skipped = {**RUN_BAD, "ranks": 1, "outcome": "not_run"}
+    test = {**RESULT["exercises"][0]["tests"][-1], "runs": [skipped, RUN_BAD]}
+    result = {**RESULT, "exercises": [{**RESULT["exercises"][0], "tests": [test]}]}
+    rows = feedback.failing(result)
+    assert [row[3] for row in rows] == ["3 ranks: failed"]
