@@ -4,6 +4,7 @@
 #               # message says what to install), the same bootstrap, then every test
 PYTHON ?= python3
 VENV := .venv
+TEST_WORKERS ?= 2
 BIN := $(VENV)/bin
 # reveal.js for offline slides, installed from the npm registry (`make slides`; tests/course)
 REVEAL := build/slides/node_modules/reveal.js/dist/reveal.js
@@ -37,8 +38,9 @@ system-packages:
 demo: venv
 	$(BIN)/dlhack demo --out result/demo
 
+# Two workers: half the suite waits on jobs, daemons and browsers, not on a core.
 test: system-packages venv $(REVEAL)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 test-slow: venv
 	$(BIN)/python -m pytest -m slow

@@ -32,6 +32,51 @@ def pytest_configure(config):
         config.option.markexpr = ""
 
 
+# ``make test`` runs two pytest-xdist workers, and hands them whole test files, so that a
+# module's fixtures are built once, on one worker. The cluster and browser files are one unit
+# between them: they share what a second worker must not build at the same time (the course
+# environment under ROOT/.site, the machine's users, a private Slurm). The longest units go
+# first, so that neither worker is left alone with one of them at the end.
+ONE_UNIT = ("cluster", "browser")
+LONGEST = ("course/test_notebooks.py", "cluster", "browser", "grade/test_mutants.py")
+
+
+def work_unit(nodeid):
+    """The unit of work a test belongs to: its file, or "slurm" for the ``ONE_UNIT`` rooms."""
+    path = nodeid.split("::")[0]
+    return "slurm" if path.split("/")[1] in ONE_UNIT else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return work_unit(nodeid)
+
+    return ByWorkUnit(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report):
+    """pytest-isolate-mpi names each rank's report ``NODEID[rank=N]`` (the rank is also in its
+    location); an xdist worker insists that a report names the test it runs, so there the
+    report keeps the test's own id."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("PYTEST_ISOLATE_MPI_IS_FORKED")
+    if worker and "[rank=" in report.nodeid:
+        report.nodeid = report.nodeid.rsplit("[rank=", 1)[0]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under xdist, the ``LONGEST`` files first (a stable sort: the rest keep their order)."""
+    if getattr(config.option, "numprocesses", None):
+        def rank(item):
+            room = item.nodeid.split("::")[0].removeprefix("tests/")
+            return next((i for i, p in enumerate(LONGEST) if room.startswith(p)), len(LONGEST))
+        items.sort(key=rank)
+
+
 @pytest.fixture
 def mpi_comm():
     """A fresh duplicate of ``MPI.COMM_WORLD`` for one test (stray messages cannot leak
