@@ -95,6 +95,40 @@ def test_a_gpu_from_intra_rank_works():
     assert "rank 1 (intra_rank 1) uses GPU 1" in printed(result, 1)
 
 
+HOLD_GPU_0 = """
+import sys, time, fakegpu
+try:
+    fakegpu.use(0)
+except RuntimeError as error:
+    print(error)
+    sys.exit(3)
+print("holding", flush=True)
+time.sleep(float(sys.argv[1]))
+"""
+
+
+def test_a_pretend_gpu_serves_one_process_and_leaves_no_file(tmp_path):
+    """Two processes of one parent ask for GPU 0: the second is refused while the first holds
+    it, and a classroom's /tmp is left as it was (every run used to leave a folder there)."""
+    import subprocess
+
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(SCRIPTS))
+    first = subprocess.Popen([sys.executable, "-c", HOLD_GPU_0, "30"], env=env, text=True,
+                             stdout=subprocess.PIPE)
+    try:
+        assert first.stdout.readline().strip() == "holding"
+        second = subprocess.run([sys.executable, "-c", HOLD_GPU_0, "0"], env=env, text=True,
+                                capture_output=True, timeout=60)
+        assert second.returncode == 3 and "cudaErrorDevicesUnavailable" in second.stdout
+    finally:
+        first.kill()
+        first.wait()
+    again = subprocess.run([sys.executable, "-c", HOLD_GPU_0, "0"], env=env, text=True,
+                           capture_output=True, timeout=60)
+    assert again.returncode == 0, again.stdout  # freed when its holder ended
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.slow
 def test_a_intra_rank_restarts_on_each_node(tmp_path):
     """Two pretend nodes of two ranks: ranks 2 and 3 use GPUs 0 and 1 of the second node."""

@@ -4,9 +4,9 @@ Two behaviours of real GPUs are imitated, the two behind the usual device bugs:
 
 1. Exclusive-process mode (``nvidia-smi -c EXCLUSIVE_PROCESS``, how many clusters run their
    GPUs): a GPU serves one process at a time, and a second process that tries to use it fails
-   with CUDA's "all CUDA-capable devices are busy or unavailable". Here ``use(i)`` takes an
-   exclusive lock on a file that stands for GPU ``i`` of this node, held until the process
-   ends. In the default mode (``exclusive=False``) two processes may share a GPU: no error,
+   with CUDA's "all CUDA-capable devices are busy or unavailable". Here ``use(i)`` binds a
+   Unix socket named for GPU ``i`` of this node (Linux's abstract names: no file is left
+   behind), which only one process can hold, until it ends. In the default mode (``exclusive=False``) two processes may share a GPU: no error,
    just half the speed and twice the memory, which is worse, because nothing tells you.
 2. The current device: CuPy puts a new array on the *current* device, GPU 0 until
    ``cupy.cuda.Device(i).use()`` (or ``chainer.get_device("@cupy:i").use()``), and refuses an
@@ -17,24 +17,20 @@ Two behaviours of real GPUs are imitated, the two behind the usual device bugs:
 A "node" is a host name (``DLHACK_HOSTNAME`` fakes one, as in ``dlhack.parallel.hosts``) under
 one mpiexec: ranks with the same name share that node's ``N_DEVICES`` pretend GPUs.
 """
-import fcntl
 import os
 import socket
-import tempfile
 
 import numpy as np
 
 N_DEVICES = int(os.environ.get("DLHACK_FAKE_GPUS", "2"))  # pretend GPUs per node
 _current = 0  # like CUDA: device 0 until a device is chosen
-_held = {}  # device id -> open lock file (kept open: closing it would free the GPU)
+_held = {}  # device id -> bound socket (kept open: closing it would free the GPU)
 
 
-def _lock_path(device_id):
+def _lock_name(device_id):
     host = os.environ.get("DLHACK_HOSTNAME") or socket.gethostname()
     # The ranks of one job share their parent (mpiexec's proxy); another job gets other GPUs.
-    folder = os.path.join(tempfile.gettempdir(), f"dlhack-fakegpu-{os.getppid()}-{host}")
-    os.makedirs(folder, exist_ok=True)
-    return os.path.join(folder, f"gpu{device_id}")
+    return f"\0dlhack-fakegpu-{os.getppid()}-{host}-gpu{device_id}"
 
 
 def use(device_id, exclusive=True):
@@ -48,15 +44,15 @@ def use(device_id, exclusive=True):
         raise RuntimeError(f"cudaErrorInvalidDevice: invalid device ordinal {device_id} "
                            f"(this node has {N_DEVICES} GPUs: 0..{N_DEVICES - 1}) [simulated]")
     if exclusive and device_id not in _held:
-        f = open(_lock_path(device_id), "w")  # noqa: SIM115 - held for the life of the process
+        lock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.close()
+            lock.bind(_lock_name(device_id))
+        except OSError:
+            lock.close()
             raise RuntimeError(f"cudaErrorDevicesUnavailable: all CUDA-capable devices are busy "
                                f"or unavailable (GPU {device_id} is in exclusive-process mode "
                                f"and another process uses it) [simulated]") from None
-        _held[device_id] = f
+        _held[device_id] = lock
     _current = device_id
 
 
