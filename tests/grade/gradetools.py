@@ -33,8 +33,9 @@ def time_bound(seconds):
     """``seconds``, stretched when other jobs oversubscribe the machine (a shared workstation).
 
     Grading 4 ranks on 2 cores loads the machine by about 4 on its own, so only a 1-minute load
-    above twice the core count stretches the bound: in CI, which runs one test at a time, it holds
-    as written.
+    above twice the core count stretches the bound. ``make test`` runs two test files at a time
+    (pytest-xdist), so in CI too the other file's jobs may stretch it; a bound taken at a test's
+    start cannot see the load its own run brings, so take it again at the end.
     """
     cores = os.cpu_count() or 1
     return seconds * max(1.0, os.getloadavg()[0] / (2 * cores))

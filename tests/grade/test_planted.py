@@ -90,6 +90,7 @@ def test_planted_submission_gets_its_verdict(name, workdir):
     result = grade_notebook(path, lab="02_collectives", exercises=exercises, timeout=TIMEOUT,
                             memory_mb=512, workdir=workdir)
     elapsed = time.monotonic() - start
+    bound = max(bound, time_bound(2 * TIMEOUT + 10))  # the run's own load shows by its end
     text = feedback(result)
     flat = " ".join(text.split())  # phrases may be wrapped across lines
     assert (result["status"], result["score"], result["max_score"]) == (status, score, top), text
