@@ -10,7 +10,7 @@ benchmark's worker, a notebook's kernel) imports Chainer this way.
 Why: ``import chainer`` runs ``chainer._environment_check.check()``, and that module imports
 ``numpy.distutils.system_info`` (for a test of NumPy's BLAS on macOS only) and ``pkg_resources``
 (to compare the installed CuPy and iDeep with the versions this Chainer supports). The two cost
-every process about 13 MB of resident memory and a tenth of a second, for nothing on Linux,
+every process about 9 MB of resident memory and half a second or more, for nothing on Linux,
 and print two deprecation warnings. ``install()`` puts a module of that name in
 ``sys.modules`` first, whose ``check()`` does the same version check with
 ``importlib.metadata`` (and ``packaging``, only when one of those packages is installed), and
