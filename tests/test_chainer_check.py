@@ -80,3 +80,10 @@ def test_install_leaves_an_imported_chainer_alone(monkeypatch):
     before = sys.modules[chainer_check.NAME]
     assert chainer_check.install() is False  # chainer is imported in this process
     assert sys.modules[chainer_check.NAME] is before
+
+
+def test_without_packaging_it_says_it_could_not_check(monkeypatch):
+    monkeypatch.setitem(sys.modules, "packaging.specifiers", None)  # import fails
+    dependencies, _ = CASES["in range"]
+    messages = warnings_of(chainer_check.check, dependencies, monkeypatch)
+    assert len(messages) == 1 and "could not check numpy" in messages[0]

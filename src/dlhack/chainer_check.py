@@ -38,6 +38,16 @@ def installed_version(package):
         return None
 
 
+def _specifier(text):
+    """``packaging``'s ``SpecifierSet(text)``, or None without packaging (imported only when an
+    optional dependency is installed: none is, most of the time)."""
+    try:
+        from packaging.specifiers import SpecifierSet
+    except ImportError:
+        return None
+    return SpecifierSet(text)
+
+
 def check_optional_dependencies(dependencies, strict=True):
     """Warn about each optional dependency (Chainer's ``_version._optional_dependencies``:
     dicts of name, packages, specifier, help) installed at a version outside its specifier
@@ -45,11 +55,12 @@ def check_optional_dependencies(dependencies, strict=True):
     for dep in dependencies:
         found = [(pkg, v) for pkg in dep["packages"] if (v := installed_version(pkg))]
         if strict and found:
-            from packaging.specifiers import SpecifierSet  # only needed when one is installed
-
-            supported = SpecifierSet(dep["specifier"])
+            supported = _specifier(dep["specifier"])
             for pkg, version in found:
-                if not supported.contains(version, prereleases=True):
+                if supported is None:
+                    warnings.warn(f"could not check {pkg} {version} against {dep['specifier']}: "
+                                  "the packaging package is missing")
+                elif not supported.contains(version, prereleases=True):
                     warnings.warn(
                         f"{dep['name']} ({pkg}) {version} may not work with this Chainer, which "
                         f"supports {pkg}{dep['specifier']}: pip install '{pkg}{dep['specifier']}'"
