@@ -64,3 +64,18 @@ def test_refuses_what_it_does_not_implement():
         trained(PackedAdam(amsgrad=True), steps=0)
     with pytest.raises(ValueError):
         trained(PackedAdam(weight_decay_rate=0.1), steps=0)
+
+
+def test_last_gradients_are_gone_before_the_forward():
+    """update(lossfun) clears the gradients before calling it: the last step's and this step's
+    activations are never in memory together."""
+    model, optimizer = trained(PackedAdam(), steps=1)
+    seen = []
+
+    def lossfun(x):
+        seen.append([p.grad is None for p in model.params()])
+        return model(x)
+
+    optimizer.update(lossfun, np.ones((1, 5), np.float32))
+    assert seen == [[True] * len(seen[0])]
+    assert all(p.grad is not None for p in model.params())  # this step's, for the update

@@ -29,7 +29,7 @@ import numpy as np
 
 PARTS = ("lstm input", "lstm recurrence", "attention", "output")
 # Modules whose own matrix products go through a module-level ``matmul`` the meter replaces.
-METERED_MODULES = ("dlhack.model.lstm", "dlhack.model.fused_lstm", "dlhack.model.fused")
+METERED_MODULES = ("dlhack.model.lstm", "dlhack.model.fused_lstm", "dlhack.model.fused_output")
 
 
 @dataclasses.dataclass

@@ -7,6 +7,7 @@ The fast siblings (issue 27; ``dlhack bench model`` measures them against the re
 
 - ``packing``      batches laid out time-major without padding
 - ``fused_lstm``   a whole LSTM layer over a packed batch as one function
+- ``fused_output`` the output layer and softmax cross-entropy as one function, in blocks of tokens
 - ``fused``        ``FusedSeq2seq``: the same model and loss with a fused training step
 - ``packed_adam``  ``PackedAdam``: Chainer's Adam, number for number, over packed buffers
 - ``heap``         keep freed memory for the next step's arrays (no page faults)

@@ -13,8 +13,9 @@ them on the same weights); only the training step is computed differently:
   projection, recurrence, dropout of its input and the final states, one node per layer; its
   gate weights are views of ``PackedAdam``'s buffer (``stack_rows``), not copies made each step;
 - the output layer and the softmax cross-entropy over the vocabulary are one function
-  (``OutputLoss``): the logits turn into probabilities in place, kept for backward, and the
-  dropout of the features is a mask applied inside;
+  (``dlhack.model.fused_output``): a block of tokens at a time, the logits turn into the loss
+  and its gradients in forward (the loss is a scalar), so no (tokens, vocabulary) array is kept
+  for backward; the dropout of the features is a mask applied inside;
 - embeddings are a row gather whose backward adds rows with ``add.at`` (Chainer's
   ``EmbedIDGrad`` loops in Python over every token on a CPU). With attention, the packed
   outputs are gathered into padded (B, T, H) arrays for it, and its features back.
@@ -31,15 +32,10 @@ import numpy as np
 from chainer import backend
 
 from dlhack.model.fused_lstm import lstm_layer
+from dlhack.model.fused_output import OutputLoss
 from dlhack.model.heap import keep_freed_memory
 from dlhack.model.packing import Packing
-from dlhack.model.seq2seq import BOS, EOS, PAD, Seq2seq
-
-
-def matmul(a, b, out=None):
-    """``a @ b`` (into ``out``). Every matrix product here goes through this name, so that
-    ``dlhack.bench.flops.GemmMeter`` can count and time them."""
-    return backend.get_array_module(a).matmul(a, b, out=out)
+from dlhack.model.seq2seq import BOS, EOS, Seq2seq
 
 
 class GatherRows(chainer.FunctionNode):
@@ -114,51 +110,6 @@ def stack_rows(arrays):
 def gather_rows(x, index):
     """Rows ``x[index]`` (zeros for -1) as a differentiable function."""
     return GatherRows(index).apply((x,))[0]
-
-
-class OutputLoss(chainer.FunctionNode):
-    """Inputs features (N, H), W (V, H), b (V,); output the summed cross-entropy of the
-    targets (N,) over ``normalizer`` (padding, ``PAD``, ignored)."""
-
-    def __init__(self, targets, normalizer, mask=None):
-        self.targets, self.normalizer, self.mask = targets, normalizer, mask
-
-    def forward(self, inputs):
-        x, W, b = inputs
-        xp = backend.get_array_module(x)
-        self.x = x  # the top layer keeps it anyway: the dropout is applied again in backward
-        if self.mask is not None:
-            x = x * self.mask
-        p = matmul(x, W.T)  # (N, V) logits, then probabilities, in place
-        p += b
-        p -= p.max(axis=1, keepdims=True)
-        valid = self.targets != PAD
-        rows, cols = xp.arange(len(p)), xp.where(valid, self.targets, 0)
-        picked = p[rows, cols]  # the target's logit, less the row's maximum
-        xp.exp(p, out=p)
-        total = p.sum(axis=1)
-        p /= total[:, None]
-        self.token_loss_sum = float(((xp.log(total) - picked) * valid).sum())
-        self.p, self.valid, self.cols = p, valid, cols
-        self.retain_inputs((1,))
-        return xp.asarray(self.token_loss_sum / self.normalizer, dtype=x.dtype),
-
-    def backward(self, indexes, grad_outputs):
-        W = self.get_retained_inputs()[0].array
-        xp = backend.get_array_module(W)
-        d = self.p  # (N, V): softmax minus one-hot, for real tokens only
-        d[xp.arange(len(d)), self.cols] -= 1
-        d *= (self.valid * (grad_outputs[0].array / self.normalizer))[:, None].astype(d.dtype)
-        grads = {}
-        if 0 in indexes:
-            grads[0] = matmul(d, W)
-            if self.mask is not None:
-                grads[0] *= self.mask
-        if 1 in indexes:
-            grads[1] = matmul(d.T, self.x if self.mask is None else self.x * self.mask)
-        if 2 in indexes:
-            grads[2] = d.sum(axis=0)
-        return tuple(chainer.Variable(grads[i]) for i in indexes)
 
 
 class FusedSeq2seq(Seq2seq):

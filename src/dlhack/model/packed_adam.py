@@ -64,8 +64,10 @@ class PackedAdam(chainer.optimizers.Adam):
     def update(self, lossfun=None, *args, **kwds):
         """One Adam step for every parameter (``lossfun`` as in Chainer's optimizers)."""
         if lossfun is not None:
-            loss = lossfun(*args, **kwds)
+            # Cleared before the forward, not after it as Chainer's optimizers do: the last
+            # step's gradients and this step's activations are never in memory together.
             self.target.cleargrads()
+            loss = lossfun(*args, **kwds)
             loss.backward(loss_scale=self._loss_scale)
             del loss
         self.call_hooks("pre")

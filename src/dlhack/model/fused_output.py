@@ -1,0 +1,92 @@
+"""The output layer and the softmax cross-entropy over the vocabulary as one Chainer function:
+the fused sibling of ``Seq2seq``'s ``W_o`` then ``F.softmax_cross_entropy`` (read
+``dlhack.model.seq2seq`` first).
+
+    loss, = OutputLoss(targets, normalizer, mask).apply((features, W_o.W, W_o.b))
+
+The loss is a scalar, so its gradients are known as soon as it is: softmax minus one-hot,
+times the incoming gradient, which backward only multiplies in. Forward therefore works through
+the tokens ``ROWS`` at a time: logits, probabilities, this block's share of the loss and of
+every gradient (features (N, H), W (V, H), b (V,)), and the block is gone. Backward scales the
+three gradients by the incoming one and hands them over.
+
+Memory: one (ROWS, V) block of logits at a time, never all N tokens' (a 1,000-token batch over
+an 8,000-word vocabulary would hold 32 MB), and the dropout mask is dropped in forward; what
+waits for backward, the three gradients, is what backward returns anyway. Costs: the products
+of the unfused layer, in blocks of ROWS rows; W's gradient is summed over blocks (one pass over
+(V, H) per block). With backprop off (evaluation), only the loss is computed. A second backward
+through the same forward is refused: its gradients were handed over.
+"""
+import chainer
+from chainer import backend
+
+from dlhack.model.seq2seq import PAD
+
+ROWS = 512  # tokens per block: the products stay large, a block of probabilities small
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` (into ``out``). Every matrix product here goes through this name, so that
+    ``dlhack.bench.flops.GemmMeter`` can count and time them."""
+    return backend.get_array_module(a).matmul(a, b, out=out)
+
+
+class OutputLoss(chainer.FunctionNode):
+    """Inputs features (N, H), W (V, H), b (V,); output the summed cross-entropy of the
+    targets (N,) over ``normalizer`` (padding, ``PAD``, ignored). ``mask``: (N, H) dropout
+    mask of the features (already scaled), or None."""
+
+    def __init__(self, targets, normalizer, mask=None):
+        self.targets, self.normalizer, self.mask = targets, normalizer, mask
+        self.grads = None  # (features, W, b) gradients for a loss gradient of normalizer
+
+    def forward(self, inputs):
+        x, W, b = inputs
+        xp = backend.get_array_module(x)
+        with_grads = chainer.config.enable_backprop
+        if with_grads:
+            self.grads = (xp.empty_like(x), xp.zeros_like(W), xp.zeros_like(b))
+        self.token_loss_sum = 0.0
+        for start in range(0, len(x), ROWS):
+            self._block(slice(start, start + ROWS), x, W, b, with_grads)
+        self.mask = None  # only forward needed it
+        return xp.asarray(self.token_loss_sum / self.normalizer, dtype=x.dtype),
+
+    def _block(self, rows, x, W, b, with_grads):
+        """One block of tokens: its loss into ``token_loss_sum``, its gradients (of the summed
+        loss) into ``grads``."""
+        xp = backend.get_array_module(x)
+        x = x[rows] if self.mask is None else x[rows] * self.mask[rows]
+        valid = self.targets[rows] != PAD
+        at = (xp.arange(len(x)), xp.where(valid, self.targets[rows], 0))
+        p = matmul(x, W.T)  # (rows, V) logits, then probabilities, in place
+        p += b
+        p -= p.max(axis=1, keepdims=True)
+        picked = p[at]  # the target's logit, less the row's maximum
+        xp.exp(p, out=p)
+        total = p.sum(axis=1)
+        self.token_loss_sum += float(((xp.log(total) - picked) * valid).sum())
+        if not with_grads:
+            return
+        p /= total[:, None]
+        p[at] -= 1  # softmax minus one-hot, for real tokens only:
+        p *= valid[:, None]
+        g_x, g_W, g_b = self.grads
+        matmul(p, W, out=g_x[rows])
+        if self.mask is not None:
+            g_x[rows] *= self.mask[rows]
+        g_W += matmul(p.T, x)
+        g_b += p.sum(axis=0)
+
+    def backward(self, indexes, grad_outputs):
+        if self.grads is None:
+            raise RuntimeError("OutputLoss's backward runs once per forward, with backprop on: "
+                               "it hands over the gradients forward computed")
+        scale = grad_outputs[0].array / self.normalizer
+        out = []
+        for i in indexes:
+            g = self.grads[i]
+            g *= scale.astype(g.dtype)
+            out.append(chainer.Variable(g))
+        self.grads = None
+        return tuple(out)
