@@ -9,6 +9,7 @@ comparisons are ``slow``; every kind of bug keeps a fast test.
 import io
 import os
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -110,21 +111,19 @@ time.sleep(float(sys.argv[1]))
 def test_a_pretend_gpu_serves_one_process_and_leaves_no_file(tmp_path):
     """Two processes of one parent ask for GPU 0: the second is refused while the first holds
     it, and a classroom's /tmp is left as it was (every run used to leave a folder there)."""
-    import subprocess
-
     env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(SCRIPTS))
     first = subprocess.Popen([sys.executable, "-c", HOLD_GPU_0, "30"], env=env, text=True,
                              stdout=subprocess.PIPE)
     try:
         assert first.stdout.readline().strip() == "holding"
         second = subprocess.run([sys.executable, "-c", HOLD_GPU_0, "0"], env=env, text=True,
-                                capture_output=True, timeout=60)
+                                capture_output=True, timeout=60, check=False)
         assert second.returncode == 3 and "cudaErrorDevicesUnavailable" in second.stdout
     finally:
         first.kill()
         first.wait()
     again = subprocess.run([sys.executable, "-c", HOLD_GPU_0, "0"], env=env, text=True,
-                           capture_output=True, timeout=60)
+                           capture_output=True, timeout=60, check=False)
     assert again.returncode == 0, again.stdout  # freed when its holder ended
     assert list(tmp_path.iterdir()) == []
 
