@@ -23,6 +23,9 @@ def observe_step(submission, comm, data, n):
     xs, ys = batch(data, n)
     out = split(xs, ys)
     seen = {"returned": [type(out).__name__, list(getattr(out, "shape", ()) or ())]}
+    if comm.rank == 0 and returned_problem(*seen["returned"]):
+        # Its backward() would raise inside Chainer, and that error would hide the cause.
+        pytest.fail(returned_problem(*seen["returned"]), pytrace=False)
     split.cleargrads()
     out.backward()
     seen["grads"] = {name: (None if p.grad is None else np.asarray(p.grad))
@@ -45,12 +48,19 @@ def reference(data, n, stage):
     return float(loss.array), {name: p.grad for name, p in whole.namedparams()}
 
 
-def encoder_problem(seen):
-    kind, shape = seen["returned"]
+def returned_problem(kind, shape):
+    """What is wrong with rank 0's return value (its type name and shape), or None."""
     if kind != "Variable" or shape != [0]:
         return (f"on rank 0, split_encode should return the empty delegate variable that send() "
                 f"returns (the training loop calls its backward(), which receives the gradients); "
                 f"it returned {kind} {tuple(shape)}")
+    return None
+
+
+def encoder_problem(seen):
+    problem = returned_problem(*seen["returned"])
+    if problem:
+        return problem
     if not seen["train_modes"]:
         return "rank 0 never encoded: call model.encode(xs) there"
     if not all(seen["train_modes"]):
