@@ -1,0 +1,77 @@
+/* One pass over memory for the fused translator's elementwise work (dlhack.model.ckernels
+ * builds and loads it; dlhack.model.fused_lstm and dlhack.model.packed_adam call it).
+ * Each function does what several numpy calls do, in the same arithmetic; built with
+ * -O3 -ffast-math, so that gcc vectorizes the loops and expf (glibc's libmvec). */
+#include <math.h>
+#include <stddef.h>
+
+static inline float sigm(float z) { return 1.0f / (1.0f + expf(-z)); }
+static inline float tanh_(float z) { return 1.0f - 2.0f / (1.0f + expf(2.0f * z)); }
+
+/* One LSTM step over n rows. g (n, 4H): the input projections [i f a o] of the step's tokens,
+ * overwritten with the activated gates; r (n, 4H) the recurrent products; b (4H,) the bias;
+ * c_prev (n, H) the previous cells (row stride ld_prev); writes c and h (n, H). The sigmoid and
+ * tanh are written with expf, which never overflows into a NaN here: 1 / (1 + inf) is 0. */
+void lstm_forward_step(long n, long H, float *restrict g, const float *restrict r,
+                       const float *restrict b, const float *restrict c_prev, long ld_prev,
+                       float *restrict c, float *restrict h)
+{
+    for (long row = 0; row < n; row++) {
+        float *gi = g + row * 4 * H, *gf = gi + H, *ga = gi + 2 * H, *go = gi + 3 * H;
+        const float *ri = r + row * 4 * H, *cp = c_prev + row * ld_prev;
+        float *cr = c + row * H, *hr = h + row * H;
+        for (long j = 0; j < H; j++) {
+            float i = sigm(gi[j] + ri[j] + b[j]);
+            float f = sigm(gf[j] + ri[H + j] + b[H + j]);
+            float a = tanh_(ga[j] + ri[2 * H + j] + b[2 * H + j]);
+            float o = sigm(go[j] + ri[3 * H + j] + b[3 * H + j]);
+            float cc = i * a + f * cp[j];
+            gi[j] = i; gf[j] = f; ga[j] = a; go[j] = o;
+            cr[j] = cc;
+            hr[j] = o * tanh_(cc);
+        }
+    }
+}
+
+/* One LSTM step backward over n rows. g (n, 4H): the step's activated gates, overwritten with
+ * the gradients of their pre-activations; c (n, H) the step's cells, c_prev its previous ones
+ * (row stride ld_prev); dh, dc (n, H): the gradients reaching the step's outputs h and cells
+ * (g_hs (n, H), or NULL: more gradient for h, added); dc leaves as the previous cells'. tanh(c)
+ * is computed again here rather than kept from the forward: (N, H) less memory. */
+void lstm_backward_step(long n, long H, float *restrict g, const float *restrict c,
+                        const float *restrict c_prev, long ld_prev, float *restrict dh,
+                        const float *restrict g_hs, float *restrict dc)
+{
+    for (long row = 0; row < n; row++) {
+        float *gi = g + row * 4 * H, *gf = gi + H, *ga = gi + 2 * H, *go = gi + 3 * H;
+        const float *cr = c + row * H, *cp = c_prev + row * ld_prev;
+        const float *gh = g_hs ? g_hs + row * H : NULL;
+        float *dhr = dh + row * H, *dcr = dc + row * H;
+        for (long j = 0; j < H; j++) {
+            float i = gi[j], f = gf[j], a = ga[j], o = go[j];
+            float tc = tanh_(cr[j]);
+            float d_h = gh ? dhr[j] + gh[j] : dhr[j];
+            float d_c = dcr[j] + d_h * o * (1.0f - tc * tc);
+            gi[j] = d_c * a * i * (1.0f - i);
+            gf[j] = d_c * cp[j] * f * (1.0f - f);
+            ga[j] = d_c * i * (1.0f - a * a);
+            go[j] = d_h * tc * o * (1.0f - o);
+            dcr[j] = d_c * f;
+        }
+    }
+}
+
+/* Adam on n elements, in place: m += (1 - beta1)(g - m); v += (1 - beta2)(g^2 - v);
+ * p -= step / (sqrt(v) + eps) * m, step = eta * alpha_t. */
+void adam_update(long n, float *restrict p, const float *restrict g, float *restrict m,
+                 float *restrict v, float one_minus_beta1, float one_minus_beta2, float step,
+                 float eps)
+{
+    for (long k = 0; k < n; k++) {
+        float mk = m[k] + one_minus_beta1 * (g[k] - m[k]);
+        float vk = v[k] + one_minus_beta2 * (g[k] * g[k] - v[k]);
+        m[k] = mk;
+        v[k] = vk;
+        p[k] -= step / (sqrtf(vk) + eps) * mk;
+    }
+}
