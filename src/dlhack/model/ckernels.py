@@ -4,8 +4,9 @@ on first use with the system's C compiler and loaded with ctypes.
     lib = ckernels.kernels()          # the loaded library, or None: use the numpy path
     print(ckernels.describe())        # which path runs, and why ("compiled C ..." or "numpy ...")
 
-``dlhack.model.fused_lstm`` (an LSTM step's gates and cell, forward and backward) and
-``dlhack.model.packed_adam`` (Adam's update) call it where it loaded, else run their numpy code:
+``dlhack.model.fused_lstm`` (an LSTM step's gates and cell, forward and backward),
+``dlhack.model.packed_adam`` (Adam's update) and ``dlhack.model.fused`` (an embedding's
+backward) call it where it loaded, else run their numpy code:
 the same arithmetic in a dozen passes over memory (``dlhack bench model`` prints which ran, and
 the time the rest of the step takes). ``DLHACK_KERNELS=numpy`` forces the numpy path (tests
 run both); ``CC`` names the compiler (default ``cc``). The library goes into
@@ -34,6 +35,7 @@ SIGNATURES = {  # ctypes argument types of each C function (all return void)
     "lstm_forward_step": [_l, _l, _p, _p, _p, _p, _l, _p, _p],
     "lstm_backward_step": [_l, _l, _p, _p, _p, _l, _p, _p, _p],
     "adam_update": [_l, _p, _p, _p, _p, _f, _f, _f, _f],
+    "scatter_add_rows": [_l, _l, _p, _p, _p],
 }
 
 

@@ -30,6 +30,7 @@ import chainer.functions as F
 import numpy as np
 from chainer import backend
 
+from dlhack.model.ckernels import address, kernels
 from dlhack.model.fused_lstm import lstm_layer
 from dlhack.model.heap import keep_freed_memory
 from dlhack.model.packing import Packing
@@ -61,7 +62,12 @@ class GatherRows(chainer.FunctionNode):
         xp = backend.get_array_module(gy)
         gx = xp.zeros((self.n_rows,) + gy.shape[1:], gy.dtype)
         index, rows = self.index[self.valid], gy[self.valid]
-        if xp is np:
+        lib = kernels() if xp is np and gy.dtype == np.float32 else None
+        if lib is not None:  # numpy's add.at, in one pass (dlhack.model.ckernels)
+            index, rows = index.astype(np.int64), np.ascontiguousarray(rows)
+            lib.scatter_add_rows(len(index), rows[0].size if len(rows) else 0, address(index),
+                                 address(rows), address(gx))
+        elif xp is np:
             np.add.at(gx, index, rows)
         else:
             import cupyx

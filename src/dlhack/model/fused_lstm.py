@@ -99,14 +99,14 @@ class LSTMLayer(chainer.FunctionNode):
         hs, cs = np.empty((len(x), H), x.dtype), np.empty((len(x), H), x.dtype)
         rec = np.empty((len(h0), 4 * H), x.dtype)
         b, c0 = np.ascontiguousarray(b), np.ascontiguousarray(c0)
-        w_h_t, h = w_h.T, h0
-        row, at = 4 * H * x.itemsize, address  # bytes per row of act; at(): a pointer
-        c_prev = at(c0)
+        w_h_t, h, row = w_h.T, h0, H * x.itemsize  # row: bytes per row of hs and cs
+        a_act, a_rec, a_b, a_cs, a_hs = (address(v) for v in (act, rec, b, cs, hs))
+        c_prev = address(c0)
         for t, n in enumerate(self.packing.batch_sizes.tolist()):
             matmul(h[:n], w_h_t, out=rec[:n])
-            lib.lstm_forward_step(n, H, at(act) + off[t] * row, at(rec), at(b), c_prev, H,
-                                  at(cs) + off[t] * row // 4, at(hs) + off[t] * row // 4)
-            h, c_prev = hs[off[t]:off[t] + n], at(cs) + off[t] * row // 4
+            lib.lstm_forward_step(n, H, a_act + off[t] * 4 * row, a_rec, a_b, c_prev, H,
+                                  a_cs + off[t] * row, a_hs + off[t] * row)
+            h, c_prev = hs[off[t]:off[t] + n], a_cs + off[t] * row
         return act, hs, cs
 
     def _input(self):
@@ -206,12 +206,13 @@ class LSTMLayer(chainer.FunctionNode):
         c0 = np.ascontiguousarray(c0)
         g_hs = None if g_hs is None else np.ascontiguousarray(g_hs)
         row = H * self.cs.itemsize  # bytes per row of cs, hs and g_hs; act's are 4 times that
-        for t in reversed(range(len(self.packing.batch_sizes))):
-            n = int(self.packing.batch_sizes[t])
-            c_prev = at(c0) if t == 0 else at(self.cs) + off[t - 1] * row
-            self.lib.lstm_backward_step(
-                n, H, at(self.act) + off[t] * 4 * row, at(self.cs) + off[t] * row, c_prev, H,
-                at(dh), None if g_hs is None else at(g_hs) + off[t] * row, at(dc))
+        a_act, a_cs, a_c0, a_dh, a_dc = (at(v) for v in (self.act, self.cs, c0, dh, dc))
+        a_g = None if g_hs is None else at(g_hs)
+        for t in reversed(range(len(off) - 1)):
+            n = off[t + 1] - off[t]
+            c_prev = a_c0 if t == 0 else a_cs + off[t - 1] * row
+            self.lib.lstm_backward_step(n, H, a_act + off[t] * 4 * row, a_cs + off[t] * row,
+                                        c_prev, H, a_dh, a_g and a_g + off[t] * row, a_dc)
             matmul(self.act[off[t]:off[t] + n], w_h, out=dh[:n])
         return self.act, dh, dc
 
