@@ -36,8 +36,8 @@ void lstm_forward_step(long n, long H, float *restrict g, const float *restrict 
 /* One LSTM step backward over n rows. g (n, 4H): the step's activated gates, overwritten with
  * the gradients of their pre-activations; c (n, H) the step's cells, c_prev its previous ones
  * (row stride ld_prev); dh, dc (n, H): the gradients reaching the step's outputs h and cells
- * (g_hs (n, H), or NULL: more gradient for h, added); dc leaves as the previous cells'. tanh(c)
- * is computed again here rather than kept from the forward: (N, H) less memory. */
+ * (g_hs (n, H), or NULL: more gradient for h, added into dh); dc leaves as the previous cells'.
+ * tanh(c) is computed again here rather than kept from the forward: (N, H) less memory. */
 void lstm_backward_step(long n, long H, float *restrict g, const float *restrict c,
                         const float *restrict c_prev, long ld_prev, float *restrict dh,
                         const float *restrict g_hs, float *restrict dc)
@@ -45,12 +45,14 @@ void lstm_backward_step(long n, long H, float *restrict g, const float *restrict
     for (long row = 0; row < n; row++) {
         float *gi = g + row * 4 * H, *gf = gi + H, *ga = gi + 2 * H, *go = gi + 3 * H;
         const float *cr = c + row * H, *cp = c_prev + row * ld_prev;
-        const float *gh = g_hs ? g_hs + row * H : NULL;
         float *dhr = dh + row * H, *dcr = dc + row * H;
+        if (g_hs)  /* a loop of its own: the main loop stays one vectorized loop */
+            for (long j = 0; j < H; j++)
+                dhr[j] += g_hs[row * H + j];
         for (long j = 0; j < H; j++) {
             float i = gi[j], f = gf[j], a = ga[j], o = go[j];
             float tc = tanh_(cr[j]);
-            float d_h = gh ? dhr[j] + gh[j] : dhr[j];
+            float d_h = dhr[j];
             float d_c = dcr[j] + d_h * o * (1.0f - tc * tc);
             gi[j] = d_c * a * i * (1.0f - i);
             gf[j] = d_c * cp[j] * f * (1.0f - f);

@@ -107,8 +107,8 @@ class StackRows(chainer.FunctionNode):
         return out,
 
     def backward(self, indexes, grad_outputs):
-        gy = grad_outputs[0]
-        return tuple(gy[self.bounds[i]:self.bounds[i + 1]] for i in indexes)
+        gy = grad_outputs[0].array  # views of the array: slicing the variable adds a node each
+        return tuple(chainer.Variable(gy[self.bounds[i]:self.bounds[i + 1]]) for i in indexes)
 
 
 def stack_rows(arrays):
