@@ -14,8 +14,9 @@ run both); ``CC`` names the compiler (default ``cc``). The library goes into
 compiler and the CPU, so a changed source or another machine builds its own.
 
 Costs: about a second of ``cc``, once per user and machine. Built with ``-O3 -ffast-math
--march=native`` (tried without ``-march=native`` if that fails), so that gcc vectorizes the loops
-and ``expf``: results equal numpy's to float tolerance, not bit for bit.
+-march=native`` (tried without ``-march=native`` if that fails), so that the loops vectorize,
+``exp`` included (a polynomial of its own): results equal numpy's to float tolerance, not bit
+for bit.
 """
 import ctypes
 import functools

@@ -1,17 +1,36 @@
 /* One pass over memory for the fused translator's elementwise work (dlhack.model.ckernels
- * builds and loads it; dlhack.model.fused_lstm and dlhack.model.packed_adam call it).
+ * builds and loads it; dlhack.model.fused_lstm, packed_adam and fused call it).
  * Each function does what several numpy calls do, in the same arithmetic; built with
- * -O3 -ffast-math, so that gcc vectorizes the loops and expf (glibc's libmvec). */
+ * -O3 -ffast-math, so that the compiler vectorizes the loops, exp_ included. */
 #include <math.h>
 #include <stddef.h>
 
-static inline float sigm(float z) { return 1.0f / (1.0f + expf(-z)); }
-static inline float tanh_(float z) { return 1.0f - 2.0f / (1.0f + expf(2.0f * z)); }
+/* e^x in float32 to about an ulp: e^r for |r| <= ln(2) / 2 by the polynomial of Cephes'
+ * expf, times 2^n. Inline, so that it vectorizes with the loop (a call to libm's expf does
+ * not, and glibc's vector expf needs libmvec); clamped, so that 2^n stays a normal float. */
+static inline float exp_(float x)
+{
+    x = fminf(fmaxf(x, -87.0f), 88.0f);
+    float n = floorf(x * 1.44269504088896341f + 0.5f);      /* x / ln 2, rounded */
+    float r = x - n * 0.693359375f + n * 2.12194440e-4f;     /* x - n ln 2, in two parts */
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    union { int i; float f; } two_n = { ((int)n + 127) << 23 };
+    return p * two_n.f;
+}
+
+static inline float sigm(float z) { return 1.0f / (1.0f + exp_(-z)); }
+static inline float tanh_(float z) { return 1.0f - 2.0f / (1.0f + exp_(2.0f * z)); }
 
 /* One LSTM step over n rows. g (n, 4H): the input projections [i f a o] of the step's tokens,
  * overwritten with the activated gates; r (n, 4H) the recurrent products; b (4H,) the bias;
  * c_prev (n, H) the previous cells (row stride ld_prev); writes c and h (n, H). The sigmoid and
- * tanh are written with expf, which never overflows into a NaN here: 1 / (1 + inf) is 0. */
+ * tanh are written with exp_, saturating to 0 and 1 (or -1) far from 0, never a NaN. */
 void lstm_forward_step(long n, long H, float *restrict g, const float *restrict r,
                        const float *restrict b, const float *restrict c_prev, long ld_prev,
                        float *restrict c, float *restrict h)

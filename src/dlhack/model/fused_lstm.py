@@ -14,14 +14,18 @@ What it does differently, and why (``dlhack bench model`` measures each):
 - the gates are in NStepLSTM's order [i, f, a (cell input), o], the order of its parameters
   ``w0..w3`` (input) and ``w4..w7`` (recurrent): packed by ``PackedAdam`` they lie in that order
   in one buffer, so ``dlhack.model.fused`` hands each layer views of them, never copies;
-- every elementwise step writes into arrays allocated once per call (``out=``), and backward
-  computes each gate's local derivative for every token at once before its time loop, so that
-  loop holds only what is sequential: a few row-block updates and one product per step.
+- the elementwise work of a step (bias, gates, cell, output; backward: the local derivatives
+  and the cell's gradient) is one pass of ``elementwise.c`` where ``dlhack.model.ckernels``
+  builds it (float32 on a CPU), with the gradients of the pre-activations written over the
+  gates; else numpy (``DLHACK_KERNELS=numpy`` forces it), every step writing into arrays
+  allocated once per call (``out=``), and backward computing each gate's local derivative for
+  every token at once before its time loop. Either loop holds one product per step.
 
 Memory kept for backward: the activated gates (N, 4H), the cells and outputs (N, H) each, and
-the input as given (the layer below keeps it anyway: the dropout is applied again), N real tokens; tanh of the cells is recomputed. The products are
-those of ``lstm`` without the padding rows: ``dlhack.bench.flops`` counts their useful
-operations.
+the input as given (the layer below keeps it anyway: the dropout is applied again), N real
+tokens; tanh of the cells is recomputed. The numpy backward needs one more (N, 4H) and (N, H),
+the compiled one none. The products are those of ``lstm`` without the padding rows:
+``dlhack.bench.flops`` counts their useful operations.
 """
 import chainer
 import numpy as np
