@@ -52,33 +52,42 @@ void lstm_forward_step(long n, long H, float *restrict g, const float *restrict 
     }
 }
 
+/* One row of lstm_backward_step: every pointer its own (restrict), so that the loop vectorizes
+ * without checks of overlap between the gates' blocks. */
+static void backward_row(long H, float *restrict gi, float *restrict gf, float *restrict ga,
+                         float *restrict go, const float *restrict c, const float *restrict cp,
+                         const float *restrict dh, float *restrict dc, float *restrict bi,
+                         float *restrict bf, float *restrict ba, float *restrict bo)
+{
+    for (long j = 0; j < H; j++) {
+        float i = gi[j], f = gf[j], a = ga[j], o = go[j];
+        float tc = tanh_(c[j]);
+        float d_c = dc[j] + dh[j] * o * (1.0f - tc * tc);
+        float d_i = d_c * a * i * (1.0f - i), d_f = d_c * cp[j] * f * (1.0f - f);
+        float d_a = d_c * i * (1.0f - a * a), d_o = dh[j] * tc * o * (1.0f - o);
+        gi[j] = d_i; gf[j] = d_f; ga[j] = d_a; go[j] = d_o;
+        dc[j] = d_c * f;
+        bi[j] += d_i; bf[j] += d_f; ba[j] += d_a; bo[j] += d_o;
+    }
+}
+
 /* One LSTM step backward over n rows. g (n, 4H): the step's activated gates, overwritten with
  * the gradients of their pre-activations; c (n, H) the step's cells, c_prev its previous ones
  * (row stride ld_prev); dh, dc (n, H): the gradients reaching the step's outputs h and cells
  * (g_hs (n, H), or NULL: more gradient for h, added into dh); dc leaves as the previous cells'.
- * tanh(c) is computed again here rather than kept from the forward: (N, H) less memory. */
-void lstm_backward_step(long n, long H, float *restrict g, const float *restrict c,
-                        const float *restrict c_prev, long ld_prev, float *restrict dh,
-                        const float *restrict g_hs, float *restrict dc)
+ * db (4H,) sums the gradients of the pre-activations: the bias's gradient. tanh(c) is computed
+ * again here rather than kept from the forward: (N, H) less memory. */
+void lstm_backward_step(long n, long H, float *g, const float *c, const float *c_prev,
+                        long ld_prev, float *dh, const float *g_hs, float *dc, float *db)
 {
     for (long row = 0; row < n; row++) {
-        float *gi = g + row * 4 * H, *gf = gi + H, *ga = gi + 2 * H, *go = gi + 3 * H;
-        const float *cr = c + row * H, *cp = c_prev + row * ld_prev;
-        float *dhr = dh + row * H, *dcr = dc + row * H;
-        if (g_hs)  /* a loop of its own: the main loop stays one vectorized loop */
+        float *gr = g + row * 4 * H, *dhr = dh + row * H;
+        if (g_hs)
             for (long j = 0; j < H; j++)
                 dhr[j] += g_hs[row * H + j];
-        for (long j = 0; j < H; j++) {
-            float i = gi[j], f = gf[j], a = ga[j], o = go[j];
-            float tc = tanh_(cr[j]);
-            float d_h = dhr[j];
-            float d_c = dcr[j] + d_h * o * (1.0f - tc * tc);
-            gi[j] = d_c * a * i * (1.0f - i);
-            gf[j] = d_c * cp[j] * f * (1.0f - f);
-            ga[j] = d_c * i * (1.0f - a * a);
-            go[j] = d_h * tc * o * (1.0f - o);
-            dcr[j] = d_c * f;
-        }
+        backward_row(H, gr, gr + H, gr + 2 * H, gr + 3 * H, c + row * H,
+                     c_prev + row * ld_prev, dhr, dc + row * H, db, db + H, db + 2 * H,
+                     db + 3 * H);
     }
 }
 

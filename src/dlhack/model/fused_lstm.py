@@ -158,12 +158,13 @@ class LSTMLayer(chainer.FunctionNode):
         g_hs, g_h, g_c = (None if g is None else g.array for g in grad_outputs)
         if self.lib is None:
             d_act, dh, dc = self._backprop_numpy(c0, g_hs, g_h, g_c, w_h)
+            db = d_act.sum(axis=0)
         else:
-            d_act, dh, dc = self._backprop_compiled(c0, g_hs, g_h, g_c, w_h)
+            d_act, dh, dc, db = self._backprop_compiled(c0, g_hs, g_h, g_c, w_h)
         grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
                  3: lambda: matmul(d_act.T, self._input()),
                  4: lambda: matmul(d_act.T, self._previous(self.hs, h0)),  # h_prev (N, H)
-                 5: lambda: d_act.sum(axis=0)}
+                 5: lambda: db}
         out = []
         for i in indexes:
             g = grads[i]()
@@ -203,22 +204,25 @@ class LSTMLayer(chainer.FunctionNode):
 
     def _backprop_compiled(self, c0, g_hs, g_h, g_c, w_h):
         """``_backprop_numpy`` with ``elementwise.c``: each step one pass (the local derivatives
-        and the cell's gradient, into ``act``) and one product."""
+        and the cell's gradient, into ``act``, summed into the bias's gradient) and one product;
+        returns the bias's gradient as well."""
         H, off, at = self.hs.shape[1], self.packing.offsets.tolist(), address
         dh = np.zeros(c0.shape, c0.dtype) if g_h is None else np.array(g_h, order="C")
         dc = np.zeros(c0.shape, c0.dtype) if g_c is None else np.array(g_c, order="C")
         c0 = np.ascontiguousarray(c0)
         g_hs = None if g_hs is None else np.ascontiguousarray(g_hs)
         row = H * self.cs.itemsize  # bytes per row of cs, hs and g_hs; act's are 4 times that
+        db = np.zeros(self.act.shape[1], self.act.dtype)  # summed over the steps
         a_act, a_cs, a_c0, a_dh, a_dc = (at(v) for v in (self.act, self.cs, c0, dh, dc))
         a_g = None if g_hs is None else at(g_hs)
         for t in reversed(range(len(off) - 1)):
             n = off[t + 1] - off[t]
             c_prev = a_c0 if t == 0 else a_cs + off[t - 1] * row
             self.lib.lstm_backward_step(n, H, a_act + off[t] * 4 * row, a_cs + off[t] * row,
-                                        c_prev, H, a_dh, a_g and a_g + off[t] * row, a_dc)
+                                        c_prev, H, a_dh, a_g and a_g + off[t] * row, a_dc,
+                                        at(db))
             matmul(self.act[off[t]:off[t] + n], w_h, out=dh[:n])
-        return self.act, dh, dc
+        return self.act, dh, dc, db
 
 
 def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):

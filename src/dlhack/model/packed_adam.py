@@ -48,6 +48,10 @@ class PackedAdam(chainer.optimizers.Adam):
         self._data = xp.empty(n, dtype)
         self._m, self._v = xp.zeros(n, dtype), xp.zeros(n, dtype)
         self._scratch = xp.empty(min(n, CHUNK), dtype)
+        # where each parameter lies in the param, m and v buffers (elementwise.c's pointers)
+        self._addresses = {} if xp is not np else {
+            b: [address(a) + int(b) * a.itemsize for a in (self._data, self._m, self._v)]
+            for b in self._bounds[:-1]}
         self._views = []
         for p, begin, end in zip(self._params, self._bounds[:-1], self._bounds[1:]):
             view = self._data[begin:end].reshape(p.shape)
@@ -87,17 +91,12 @@ class PackedAdam(chainer.optimizers.Adam):
             grad = p.grad.ravel()
             if lib is not None:  # one pass over the parameter
                 grad = np.ascontiguousarray(grad)
-                at, m, v = self._addresses(begin)
+                at, m, v = self._addresses[begin]
                 lib.adam_update(int(end - begin), at, address(grad), m, v, *step)
                 continue
             for s in range(0, end - begin, CHUNK):
                 self._step(slice(begin + s, min(begin + s + CHUNK, end)), grad[s:s + CHUNK])
         self.call_hooks("post")
-
-    def _addresses(self, begin):
-        """Where element ``begin`` lies in the param, m and v buffers (for ``elementwise.c``)."""
-        skip = int(begin) * self._data.itemsize
-        return [address(b) + skip for b in (self._data, self._m, self._v)]
 
     def _step(self, chunk, g):
         """Adam's arithmetic on one chunk of the buffers, in place (Chainer's order of ops)."""
