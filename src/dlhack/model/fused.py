@@ -15,9 +15,10 @@ them on the same weights); only the training step is computed differently:
 - the output layer and the softmax cross-entropy over the vocabulary are one function
   (``OutputLoss``): the logits turn into probabilities in place, kept for backward, and the
   dropout of the features is a mask applied inside;
-- embeddings are a row gather whose backward adds rows with ``add.at`` (Chainer's
-  ``EmbedIDGrad`` loops in Python over every token on a CPU). With attention, the packed
-  outputs are gathered into padded (B, T, H) arrays for it, and its features back.
+- embeddings are a row gather whose backward adds rows with ``add.at``, or one pass of
+  ``dlhack.model.ckernels``' C where it builds (Chainer's ``EmbedIDGrad`` loops in Python over
+  every token on a CPU). With attention, the packed outputs are gathered into padded (B, T, H)
+  arrays for it, and its features back.
 
 Dropout masks are float32, drawn from a generator seeded from numpy's global one when the model
 is made (so ``np.random.seed`` before the model still fixes a run), not from Chainer's float64
