@@ -201,7 +201,7 @@ class FusedSeq2seq(Seq2seq):
             ws, bs = lstm.ws[layer], lstm.bs[layer]
             # NStepLSTM's order [i, f, a, o], the fused layer's: w0..w3 input, w4..w7 recurrent
             w_x, w_h = stack_rows(ws[:4]), stack_rows(ws[4:])
-            b = stack_rows(bs[:4]) + stack_rows(bs[4:])
+            b = stack_rows(bs)  # (8H,): the input and recurrent biases, summed in the layer
             mask = self._mask(xs.shape) if layer > 0 else None
             h0 = zeros if hx is None else hx[layer]
             c0 = zeros if cx is None else cx[layer]

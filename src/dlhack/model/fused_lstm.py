@@ -47,13 +47,17 @@ def _compiled(x):
 
 class LSTMLayer(chainer.FunctionNode):
     """Inputs x (N, n_in) packed, h0, c0 (B, H) in ``packing.order``, w_x (4H, n_in),
-    w_h (4H, H), b (4H,); outputs hs (N, H) and each sentence's final h and c (B, H)."""
+    w_h (4H, H), b (4H,) or (8H,) (two biases, summed); outputs hs (N, H) and each sentence's
+    final h and c (B, H)."""
 
     def __init__(self, packing, mask=None):
         self.packing, self.mask = packing, mask  # mask: (N, n_in) or None
 
     def forward(self, inputs):
         x, h0, c0, w_x, w_h, b = inputs
+        self.two_biases = len(b) == 2 * len(w_h)  # NStepLSTM's b0..b3 and b4..b7, summed here
+        if self.two_biases:
+            b = b[:len(w_h)] + b[len(w_h):]
         self.x = x  # as given: the layer below keeps it anyway; masked again in backward
         if self.mask is not None:
             x = x * self.mask
@@ -164,7 +168,8 @@ class LSTMLayer(chainer.FunctionNode):
         grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
                  3: lambda: matmul(d_act.T, self._input()),
                  4: lambda: matmul(d_act.T, self._previous(self.hs, h0)),  # h_prev (N, H)
-                 5: lambda: db}
+                 5: lambda: backend.get_array_module(db).concatenate([db, db])
+                 if self.two_biases else db}
         out = []
         for i in indexes:
             g = grads[i]()
@@ -231,7 +236,8 @@ def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
     Args:
         x: (N, n_in) inputs, packed by ``packing`` (a ``dlhack.model.packing.Packing``).
         h0, c0: (B, H) initial states, in ``packing.order`` (arrays or variables).
-        w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [i, f, a, o]; b: (4H,) bias.
+        w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [i, f, a, o]; b: (4H,) bias, or
+            (8H,): two such, summed (NStepLSTM's input and recurrent biases, one node less).
         mask: (N, n_in) dropout mask (already scaled), or None.
 
     Returns:
