@@ -84,3 +84,12 @@ def test_signatures_cover_every_function_of_the_source():
     assert exported == set(ckernels.SIGNATURES)
     assert all(t in (ctypes.c_long, ctypes.c_void_p, ctypes.c_float)
                for ts in ckernels.SIGNATURES.values() for t in ts)
+
+
+def test_a_counted_grade_never_loads_the_per_user_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert ckernels.cache_dir() == tmp_path / "dlhack"
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    private = ckernels.cache_dir()
+    assert private != tmp_path / "dlhack" and not str(private).startswith(str(tmp_path))
+    assert private.is_dir() and ckernels.cache_dir() == private
