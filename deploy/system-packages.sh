@@ -10,7 +10,8 @@
 # to learners (nbgitpuller); configurable-http-proxy (npm) is JupyterHub's proxy; python3-venv
 # makes the shared course environment of the cluster tests (tests/cluster/course_env.py).
 # gcc compiles the grader's MPI profiling shim (src/dlhack/grade/pmpi.py), through the mpich
-# wheel's mpicc.
+# wheel's mpicc, and the fused translator's elementwise kernels (src/dlhack/model/ckernels.py;
+# without it they fall back to numpy, and tests/model/test_ckernels.py skips).
 # As root, or with passwordless sudo, what is missing is installed with apt-get and npm (one
 # `apt-get update` first; a few minutes on a fresh machine). Otherwise nothing is installed: one
 # message lists what is missing and the command that installs it, and the exit status is 1.

@@ -2,6 +2,7 @@
 import json
 
 from dlhack.bench import model as bench_model
+from dlhack.model.ckernels import describe
 
 FAKE_OFFICIAL = '''
 from dlhack.model.seq2seq import Seq2seq as Ours
@@ -20,12 +21,18 @@ def test_bench_model_prints_fraction_of_sgemm_for_each_row(tmp_path, capsys, mon
     official = tmp_path / "seq2seq.py"
     official.write_text(FAKE_OFFICIAL)
     out = tmp_path / "model.json"
+    monkeypatch.delenv("DLHACK_KERNELS", raising=False)
     assert bench_model.main(["--sizes", "demo", "--attention", "off", "-i", "1", "-r", "1",
+                             "--impls", "readable", "fused", "fused-numpy",
                              "--official", str(official), "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "of sgemm" in text and "fused/official" in text and "BLAS in the workers" in text
     runs = json.loads(out.read_text())["results"]["demo"]
-    assert set(runs) == {"readable", "fused", "official"}
+    assert set(runs) == {"readable", "fused", "fused-numpy", "official"}
+    # which elementwise path each fused row ran, in the JSON and in the table
+    assert runs["fused"][0]["elementwise"] == describe()
+    assert runs["fused-numpy"][0]["elementwise"] == "numpy (forced by DLHACK_KERNELS=numpy)"
+    assert f"elementwise: {describe()}" in text and "fused/fused-numpy" in text
     for rows in runs.values():
         run = rows[0]
         # one BLAS thread per worker: "openblas 0.3.23 Haswell, 1 thread(s)" for each BLAS

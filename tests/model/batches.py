@@ -50,3 +50,14 @@ def adam_side_by_side(models, n_src, n_tgt, grads=loss_and_grads, steps=3):
         for model, optimizer in zip(models, optimizers):
             grads(model, xs, ys)
             optimizer.update()
+
+
+def elementwise(monkeypatch, path):
+    """Run the fused model's elementwise work on ``path``, "numpy" or "compiled" (``elementwise.c``,
+    dlhack.model.ckernels); skips where it cannot build (test_ckernels then fails if a C
+    compiler is there)."""
+    from dlhack.model.ckernels import describe, kernels
+
+    monkeypatch.setenv("DLHACK_KERNELS", path)
+    if path == "compiled" and kernels() is None:
+        pytest.skip(describe())

@@ -8,7 +8,13 @@ from dlhack.model import fused_output
 from dlhack.model.fused import FusedSeq2seq, gather_rows, stack_rows
 from dlhack.model.packed_adam import PackedAdam
 from dlhack.model.seq2seq import Seq2seq
-from tests.model.batches import V, assert_same_loss_and_grads, loss_and_grads, random_batch
+from tests.model.batches import (
+    V,
+    assert_same_loss_and_grads,
+    elementwise,
+    loss_and_grads,
+    random_batch,
+)
 
 
 def twins(layers, attention, dropout=0.0, units=12):
@@ -35,10 +41,12 @@ def test_gradients_equal_the_readable_model(attention, layers, rows, monkeypatch
                                rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("path", ["numpy", "compiled"])
 @pytest.mark.parametrize("attention", [False, True])
-def test_training_gives_the_same_losses(attention):
+def test_training_gives_the_same_losses(monkeypatch, attention, path):
     """Readable model + Chainer's Adam against fused model + PackedAdam, float32, 6 steps
-    (each loss taken on the first batch, after the step)."""
+    (each loss taken on the first batch, after the step), on either elementwise path."""
+    elementwise(monkeypatch, path)
     rng = np.random.RandomState(5)
     batches = [random_batch(rng, 8) for _ in range(6)]
     probe = batches[0]
@@ -57,11 +65,14 @@ def test_training_gives_the_same_losses(attention):
     assert losses["readable"][-1] < losses["readable"][0]  # training moved
 
 
-def test_gather_rows_adds_repeated_rows_back():
-    x = chainer.Variable(np.arange(6.0).reshape(3, 2))
+@pytest.mark.parametrize("path", ["numpy", "compiled"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])  # float32: the compiled path's
+def test_gather_rows_adds_repeated_rows_back(monkeypatch, path, dtype):
+    elementwise(monkeypatch, path)
+    x = chainer.Variable(np.arange(6.0, dtype=dtype).reshape(3, 2))
     out = gather_rows(x, np.array([2, -1, 2, 0]))
     assert out.array.tolist() == [[4, 5], [0, 0], [4, 5], [0, 1]]
-    out.grad = np.ones((4, 2))
+    out.grad = np.ones((4, 2), dtype)
     out.backward()
     assert x.grad.tolist() == [[1, 1], [0, 0], [2, 2]]
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from dlhack.model.packed_adam import PackedAdam
+from tests.model.batches import elementwise
 
 
 class TwoLayers(chainer.Chain):
@@ -29,12 +30,29 @@ def trained(optimizer, steps=5, monkeypatch=None):
 
 @pytest.mark.parametrize("chunk", [64, 32768])
 def test_same_numbers_as_chainers_adam(monkeypatch, chunk):
+    """The numpy path: Chainer's operations in Chainer's order, so the same numbers."""
+    elementwise(monkeypatch, "numpy")
     monkeypatch.setattr("dlhack.model.packed_adam.CHUNK", chunk)
     ref, _ = trained(chainer.optimizers.Adam(alpha=0.01, eta=0.5))
     model, optimizer = trained(PackedAdam(alpha=0.01, eta=0.5))
     for (name, p), (_, q) in zip(sorted(model.namedparams()), sorted(ref.namedparams())):
         np.testing.assert_array_equal(p.array, q.array, err_msg=name)
     assert optimizer.t == 5
+
+
+def test_compiled_update_equals_chainers_adam_to_float_tolerance(monkeypatch):
+    """``elementwise.c``'s one pass: the same Adam, rounded differently (float32)."""
+    elementwise(monkeypatch, "compiled")
+    ref, _ = trained(chainer.optimizers.Adam(alpha=0.01, eta=0.5))
+    model, _ = trained(PackedAdam(alpha=0.01, eta=0.5))
+    np.random.seed(0)
+    start = dict(TwoLayers().namedparams())
+    for (name, p), (_, q) in zip(sorted(model.namedparams()), sorted(ref.namedparams())):
+        np.testing.assert_allclose(p.array, q.array, rtol=1e-5, atol=1e-6, err_msg=name)
+        assert np.abs(p.array - start[name].array).max() > 1e-3  # the steps moved it
+    for (name, p), (_, q) in zip(sorted(model.namedparams()), sorted(ref.namedparams())):
+        np.testing.assert_allclose(p.update_rule.state["v"], q.update_rule.state["v"],
+                                   rtol=1e-5, atol=1e-9, err_msg=name)
 
 
 def test_parameters_are_views_of_one_buffer_and_stay_so():

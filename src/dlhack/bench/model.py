@@ -6,7 +6,9 @@ rate, where the step goes, and peak memory, for each formulation of the translat
     dlhack bench model --impls readable fused nstep --repeats 5 --clock cpu
 
 Formulations: ``readable`` is ``Seq2seq`` with Chainer's Adam (what lessons show), ``fused`` is
-``FusedSeq2seq`` with ``PackedAdam`` (``dlhack.model.fused``), ``nstep`` is ``Seq2seq`` on
+``FusedSeq2seq`` with ``PackedAdam`` (``dlhack.model.fused``), its elementwise work compiled
+where a C compiler is (``dlhack.model.ckernels``; the table says which ran), ``fused-numpy`` the
+same forced onto numpy's elementwise path, ``nstep`` is ``Seq2seq`` on
 Chainer's NStepLSTM, ``official`` is Chainer 7.8.1's own example (``dlhack.bench.official``;
 without attention only, and only given its path). Each run is a fresh process (its peak memory
 is its own), the order of formulations turning every repeat, so the ratios printed are measured
@@ -33,7 +35,7 @@ from dlhack.atomic import write_json
 from dlhack.jobs.mpiexec import one_thread_env
 
 CONFIGS = [("demo", 128, 2), ("256x3", 256, 3)]
-IMPLS = ("readable", "fused", "nstep", "official")
+IMPLS = ("readable", "fused", "fused-numpy", "nstep", "official")
 
 
 def blas_info():
@@ -61,10 +63,10 @@ def build(impl, units, layers, attention, data, official):
 
         model = official_model(official, layers, *sizes, units)
     else:
-        cls = FusedSeq2seq if impl == "fused" else Seq2seq
+        cls = FusedSeq2seq if impl.startswith("fused") else Seq2seq
         model = cls(*sizes, n_units=units, n_layers=layers, dropout=0.1, attention=attention,
                     impl="nstep" if impl == "nstep" else "fast")
-    optimizer = PackedAdam() if impl == "fused" else chainer.optimizers.Adam()
+    optimizer = PackedAdam() if impl.startswith("fused") else chainer.optimizers.Adam()
     return model, optimizer.setup(model)
 
 
@@ -77,6 +79,7 @@ def worker(impl, units, layers, attention, args):
     from dlhack.bench.flops import count_flops
     from dlhack.corpus import default_corpus, load_corpus
     from dlhack.corpus.batching import BucketIterator
+    from dlhack.model.ckernels import describe
 
     timer = time.process_time if args.clock == "cpu" else time.perf_counter
     data = load_corpus(args.corpus) if args.corpus else default_corpus(seed=0)
@@ -98,6 +101,7 @@ def worker(impl, units, layers, attention, args):
                           [len(x) for x, _ in b], [len(y) for _, y in b]) for b in batches[2:]]
     return {"impl": impl, "units": units, "layers": layers, "attention": attention,
             "blas": roofline.blas_kernel(), "clock": args.clock, "seconds": seconds,
+            "elementwise": describe() if impl.startswith("fused") else "numpy (Chainer's)",
             "step_seconds": clock.steps,
             "sentences_per_sec": sum(len(b) for b in batches[2:]) / seconds,
             "useful_flops": sum(c.useful_total for c in counts),
@@ -119,7 +123,8 @@ def measure(impl, units, layers, attention, args):
     cmd += ["--official", args.official, "--official-batches", args.official_batches] \
         if args.official else []
     # one BLAS thread in the worker, whatever this shell asked for
-    out = subprocess.run(cmd, env=one_thread_env(), check=True, capture_output=True,
+    force = {"DLHACK_KERNELS": "numpy"} if impl == "fused-numpy" else {}
+    out = subprocess.run(cmd, env=one_thread_env(**force), check=True, capture_output=True,
                          text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -173,7 +178,7 @@ def report(name, runs):
     for impl, rs in runs.items():
         typical = sorted(rs, key=lambda r: r["sentences_per_sec"])[len(rs) // 2]
         print(f"  {impl}, ms per step by phase (GEMM: the products, metered; other: Chainer, "
-              f"elementwise numpy, Python):")
+              f"elementwise work, Python); elementwise: {typical.get('elementwise')}")
         print("\n".join("    " + line for line in format_phases(typical["phases"])))
 
 

@@ -16,9 +16,10 @@ them on the same weights); only the training step is computed differently:
   (``dlhack.model.fused_output``): a block of tokens at a time, the logits turn into the loss
   and its gradients in forward (the loss is a scalar), so no (tokens, vocabulary) array is kept
   for backward; the dropout of the features is a mask applied inside;
-- embeddings are a row gather whose backward adds rows with ``add.at`` (Chainer's
-  ``EmbedIDGrad`` loops in Python over every token on a CPU). With attention, the packed
-  outputs are gathered into padded (B, T, H) arrays for it, and its features back.
+- embeddings are a row gather whose backward adds rows with ``add.at``, or one pass of
+  ``dlhack.model.ckernels``' C where it builds (Chainer's ``EmbedIDGrad`` loops in Python over
+  every token on a CPU). With attention, the packed outputs are gathered into padded (B, T, H)
+  arrays for it, and its features back.
 
 Dropout masks are float32, drawn from a generator seeded from numpy's global one when the model
 is made (so ``np.random.seed`` before the model still fixes a run), not from Chainer's float64
@@ -31,6 +32,7 @@ import chainer.functions as F
 import numpy as np
 from chainer import backend
 
+from dlhack.model.ckernels import address, kernels
 from dlhack.model.fused_lstm import lstm_layer
 from dlhack.model.fused_output import OutputLoss
 from dlhack.model.heap import keep_freed_memory
@@ -57,7 +59,12 @@ class GatherRows(chainer.FunctionNode):
         xp = backend.get_array_module(gy)
         gx = xp.zeros((self.n_rows,) + gy.shape[1:], gy.dtype)
         index, rows = self.index[self.valid], gy[self.valid]
-        if xp is np:
+        lib = kernels() if xp is np and gy.dtype == np.float32 else None
+        if lib is not None:  # numpy's add.at, in one pass (dlhack.model.ckernels)
+            index, rows = index.astype(np.int64), np.ascontiguousarray(rows)
+            lib.scatter_add_rows(len(index), rows[0].size if len(rows) else 0, address(index),
+                                 address(rows), address(gx))
+        elif xp is np:
             np.add.at(gx, index, rows)
         else:
             import cupyx
@@ -97,8 +104,8 @@ class StackRows(chainer.FunctionNode):
         return out,
 
     def backward(self, indexes, grad_outputs):
-        gy = grad_outputs[0]
-        return tuple(gy[self.bounds[i]:self.bounds[i + 1]] for i in indexes)
+        gy = grad_outputs[0].array  # views of the array: slicing the variable adds a node each
+        return tuple(chainer.Variable(gy[self.bounds[i]:self.bounds[i + 1]]) for i in indexes)
 
 
 def stack_rows(arrays):
@@ -145,7 +152,7 @@ class FusedSeq2seq(Seq2seq):
             ws, bs = lstm.ws[layer], lstm.bs[layer]
             # NStepLSTM's order [i, f, a, o], the fused layer's: w0..w3 input, w4..w7 recurrent
             w_x, w_h = stack_rows(ws[:4]), stack_rows(ws[4:])
-            b = stack_rows(bs[:4]) + stack_rows(bs[4:])
+            b = stack_rows(bs)  # (8H,): the input and recurrent biases, summed in the layer
             mask = self._mask(xs.shape) if layer > 0 else None
             h0 = zeros if hx is None else hx[layer]
             c0 = zeros if cx is None else cx[layer]

@@ -14,17 +14,24 @@ What it does differently, and why (``dlhack bench model`` measures each):
 - the gates are in NStepLSTM's order [i, f, a (cell input), o], the order of its parameters
   ``w0..w3`` (input) and ``w4..w7`` (recurrent): packed by ``PackedAdam`` they lie in that order
   in one buffer, so ``dlhack.model.fused`` hands each layer views of them, never copies;
-- every elementwise step writes into arrays allocated once per call (``out=``), and backward
-  computes each gate's local derivative for every token at once before its time loop, so that
-  loop holds only what is sequential: a few row-block updates and one product per step.
+- the elementwise work of a step (bias, gates, cell, output; backward: the local derivatives
+  and the cell's gradient) is one pass of ``elementwise.c`` where ``dlhack.model.ckernels``
+  builds it (float32 on a CPU), with the gradients of the pre-activations written over the
+  gates; else numpy (``DLHACK_KERNELS=numpy`` forces it), every step writing into arrays
+  allocated once per call (``out=``), and backward computing each gate's local derivative for
+  every token at once before its time loop. Either loop holds one product per step.
 
 Memory kept for backward: the activated gates (N, 4H), the cells and outputs (N, H) each, and
-the input as given (the layer below keeps it anyway: the dropout is applied again), N real tokens; tanh of the cells is recomputed. The products are
-those of ``lstm`` without the padding rows: ``dlhack.bench.flops`` counts their useful
-operations.
+the input as given (the layer below keeps it anyway: the dropout is applied again), N real
+tokens; tanh of the cells is recomputed. The numpy backward needs one more (N, 4H) and (N, H),
+the compiled one none. The products are those of ``lstm`` without the padding rows:
+``dlhack.bench.flops`` counts their useful operations.
 """
 import chainer
+import numpy as np
 from chainer import backend
+
+from dlhack.model.ckernels import address, kernels
 
 
 def matmul(a, b, out=None):
@@ -33,20 +40,39 @@ def matmul(a, b, out=None):
     return backend.get_array_module(a).matmul(a, b, out=out)
 
 
+def _compiled(x):
+    """``elementwise.c``'s library where it runs (float32 numpy arrays), else None."""
+    return kernels() if isinstance(x, np.ndarray) and x.dtype == np.float32 else None
+
+
 class LSTMLayer(chainer.FunctionNode):
     """Inputs x (N, n_in) packed, h0, c0 (B, H) in ``packing.order``, w_x (4H, n_in),
-    w_h (4H, H), b (4H,); outputs hs (N, H) and each sentence's final h and c (B, H)."""
+    w_h (4H, H), b (4H,) or (8H,) (two biases, summed); outputs hs (N, H) and each sentence's
+    final h and c (B, H)."""
 
     def __init__(self, packing, mask=None):
         self.packing, self.mask = packing, mask  # mask: (N, n_in) or None
 
     def forward(self, inputs):
         x, h0, c0, w_x, w_h, b = inputs
-        xp = backend.get_array_module(x)
-        H, off = w_h.shape[1], self.packing.offsets
+        self.two_biases = len(b) == 2 * len(w_h)  # NStepLSTM's b0..b3 and b4..b7, summed here
+        if self.two_biases:
+            b = b[:len(w_h)] + b[len(w_h):]
         self.x = x  # as given: the layer below keeps it anyway; masked again in backward
         if self.mask is not None:
             x = x * self.mask
+        self.lib = _compiled(x)
+        steps = self._steps_numpy if self.lib is None else self._steps_compiled
+        self.act, self.hs, self.cs = steps(x, h0, c0, w_x, w_h, b)  # tanh(c): recomputed
+        self.retain_inputs((1, 2, 3, 4))
+        last = backend.get_array_module(x).asarray(self.packing.final_rows())
+        return self.hs, self.hs[last], self.cs[last]
+
+    def _steps_numpy(self, x, h0, c0, w_x, w_h, b):
+        """The time loop in numpy: ``(act, hs, cs)``, the activated gates (N, 4H) [i, f, a, o],
+        outputs and cells (N, H)."""
+        xp = backend.get_array_module(x)
+        H, off = w_h.shape[1], self.packing.offsets
         # sigmoid(z) = 0.5 tanh(z / 2) + 0.5 (never overflows). With the rows of the sigmoid
         # gates (i, f, o) halved in these copies of the weights, one tanh over whole
         # contiguous rows activates all four gates; a scale and a shift finish i, f, o.
@@ -71,10 +97,25 @@ class LSTMLayer(chainer.FunctionNode):
             cs[rows] += xp.multiply(g[:, H:2 * H], c[:n], out=fc[:n])  # + f * c_prev
             xp.multiply(g[:, 3 * H:], xp.tanh(cs[rows], out=tc[:n]), out=hs[rows])
             h, c = hs[rows], cs[rows]  # a sentence keeps its position: rows [0, n) go on
-        self.retain_inputs((1, 2, 3, 4))
-        self.act, self.hs, self.cs = act, hs, cs  # tanh(c): recomputed in backward
-        last = xp.asarray(self.packing.final_rows())
-        return hs, hs[last], cs[last]
+        return act, hs, cs
+
+    def _steps_compiled(self, x, h0, c0, w_x, w_h, b):
+        """The time loop with ``elementwise.c``: each step one product and one pass (the bias,
+        the gates and the cell); returns what ``_steps_numpy`` does."""
+        lib, H, off = self.lib, w_h.shape[1], self.packing.offsets.tolist()  # ctypes: ints
+        act = matmul(x, w_x.T)  # (N, 4H): the input projections; the bias is added per step
+        hs, cs = np.empty((len(x), H), x.dtype), np.empty((len(x), H), x.dtype)
+        rec = np.empty((len(h0), 4 * H), x.dtype)
+        b, c0 = np.ascontiguousarray(b), np.ascontiguousarray(c0)
+        w_h_t, h, row = w_h.T, h0, H * x.itemsize  # row: bytes per row of hs and cs
+        a_act, a_rec, a_b, a_cs, a_hs = (address(v) for v in (act, rec, b, cs, hs))
+        c_prev = address(c0)
+        for t, n in enumerate(self.packing.batch_sizes.tolist()):
+            matmul(h[:n], w_h_t, out=rec[:n])
+            lib.lstm_forward_step(n, H, a_act + off[t] * 4 * row, a_rec, a_b, c_prev, H,
+                                  a_cs + off[t] * row, a_hs + off[t] * row)
+            h, c_prev = hs[off[t]:off[t] + n], a_cs + off[t] * row
+        return act, hs, cs
 
     def _input(self):
         """The (dropped-out) input the forward multiplied, (N, n_in): masked again, not kept."""
@@ -119,12 +160,36 @@ class LSTMLayer(chainer.FunctionNode):
                                "arrays (run the forward again)")
         h0, c0, w_x, w_h = (v.array for v in self.get_retained_inputs())
         g_hs, g_h, g_c = (None if g is None else g.array for g in grad_outputs)
+        if self.lib is None:
+            d_act, dh, dc = self._backprop_numpy(c0, g_hs, g_h, g_c, w_h)
+            db = d_act.sum(axis=0)
+        else:
+            d_act, dh, dc, db = self._backprop_compiled(c0, g_hs, g_h, g_c, w_h)
+        grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
+                 3: lambda: matmul(d_act.T, self._input()),
+                 4: lambda: matmul(d_act.T, self._previous(self.hs, h0)),  # h_prev (N, H)
+                 5: lambda: backend.get_array_module(db).concatenate([db, db])
+                 if self.two_biases else db}
+        out = []
+        for i in indexes:
+            g = grads[i]()
+            if i == 0 and self.mask is not None:
+                g *= self.mask
+            out.append(chainer.Variable(g))
+        # Backward runs once per forward (as in training): what only it needed goes now, so
+        # the step's memory falls layer by layer instead of peaking at its end.
+        self.act = self.hs = self.cs = self.x = None
+        return tuple(out)
+
+    def _backprop_numpy(self, c0, g_hs, g_h, g_c, w_h):
+        """The time loop backward in numpy: ``(d_act, dh, dc)``, the gradients of the
+        pre-activations (N, 4H, in ``act``'s memory) and of the initial states (B, H)."""
         xp = backend.get_array_module(w_h)
         H, off = self.hs.shape[1], self.packing.offsets
         k_c, d_act = self._local_derivatives(c0)  # d_act is finished in place below
         # A sentence's row is idle after its last step, so its final-state gradient can sit in
         # dh, dc from the start: it is first used at that last step.
-        dh = xp.zeros_like(h0) if g_h is None else g_h.copy()
+        dh = xp.zeros_like(c0) if g_h is None else g_h.copy()
         dc = xp.zeros_like(c0) if g_c is None else g_c.copy()
         tmp = xp.empty_like(dh)
         f = self.act[:, H:2 * H]
@@ -140,20 +205,29 @@ class LSTMLayer(chainer.FunctionNode):
             d[:, 3 * H:] *= dh[:n]
             dc[:n] *= f[rows]
             matmul(d, w_h, out=dh[:n])
-        grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
-                 3: lambda: matmul(d_act.T, self._input()),
-                 4: lambda: matmul(d_act.T, self._previous(self.hs, h0)),  # h_prev (N, H)
-                 5: lambda: d_act.sum(axis=0)}
-        out = []
-        for i in indexes:
-            g = grads[i]()
-            if i == 0 and self.mask is not None:
-                g *= self.mask
-            out.append(chainer.Variable(g))
-        # Backward runs once per forward (as in training): what only it needed goes now, so
-        # the step's memory falls layer by layer instead of peaking at its end.
-        self.act = self.hs = self.cs = self.x = None
-        return tuple(out)
+        return d_act, dh, dc
+
+    def _backprop_compiled(self, c0, g_hs, g_h, g_c, w_h):
+        """``_backprop_numpy`` with ``elementwise.c``: each step one pass (the local derivatives
+        and the cell's gradient, into ``act``, summed into the bias's gradient) and one product;
+        returns the bias's gradient as well."""
+        H, off, at = self.hs.shape[1], self.packing.offsets.tolist(), address
+        dh = np.zeros(c0.shape, c0.dtype) if g_h is None else np.array(g_h, order="C")
+        dc = np.zeros(c0.shape, c0.dtype) if g_c is None else np.array(g_c, order="C")
+        c0 = np.ascontiguousarray(c0)
+        g_hs = None if g_hs is None else np.ascontiguousarray(g_hs)
+        row = H * self.cs.itemsize  # bytes per row of cs, hs and g_hs; act's are 4 times that
+        db = np.zeros(self.act.shape[1], self.act.dtype)  # summed over the steps
+        a_act, a_cs, a_c0, a_dh, a_dc = (at(v) for v in (self.act, self.cs, c0, dh, dc))
+        a_g = None if g_hs is None else at(g_hs)
+        for t in reversed(range(len(off) - 1)):
+            n = off[t + 1] - off[t]
+            c_prev = a_c0 if t == 0 else a_cs + off[t - 1] * row
+            self.lib.lstm_backward_step(n, H, a_act + off[t] * 4 * row, a_cs + off[t] * row,
+                                        c_prev, H, a_dh, a_g and a_g + off[t] * row, a_dc,
+                                        at(db))
+            matmul(self.act[off[t]:off[t] + n], w_h, out=dh[:n])
+        return self.act, dh, dc, db
 
 
 def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
@@ -162,7 +236,8 @@ def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
     Args:
         x: (N, n_in) inputs, packed by ``packing`` (a ``dlhack.model.packing.Packing``).
         h0, c0: (B, H) initial states, in ``packing.order`` (arrays or variables).
-        w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [i, f, a, o]; b: (4H,) bias.
+        w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [i, f, a, o]; b: (4H,) bias, or
+            (8H,): two such, summed (NStepLSTM's input and recurrent biases, one node less).
         mask: (N, n_in) dropout mask (already scaled), or None.
 
     Returns:
