@@ -1,5 +1,8 @@
 """The compiled elementwise kernels: built where a C compiler is, the numpy path where not."""
 import ctypes
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -93,3 +96,17 @@ def test_a_counted_grade_never_loads_the_per_user_cache(monkeypatch, tmp_path):
     private = ckernels.cache_dir()
     assert private != tmp_path / "dlhack" and not str(private).startswith(str(tmp_path))
     assert private.is_dir() and ckernels.cache_dir() == private
+
+
+def test_a_counted_grade_leaves_no_library_behind(tmp_path):
+    """Every graded process builds into a folder of its own: it goes when the process ends."""
+    code = ("from dlhack.model import ckernels; lib = ckernels.kernels(); "
+            "print(ckernels.cache_dir()); print(lib is not None)")
+    env = dict(os.environ, NBGRADER_EXECUTION="autograde", TMPDIR=str(tmp_path))
+    env.pop(ckernels.FORCE, None)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    folder, built = proc.stdout.split()
+    assert folder.startswith(str(tmp_path)) and built == str(ckernels.compiler() is not None)
+    assert list(tmp_path.iterdir()) == []

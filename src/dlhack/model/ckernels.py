@@ -19,6 +19,7 @@ Costs: about a second of ``cc``, once per user and machine. Built with ``-O3 -ff
 ``exp`` included (a polynomial of its own): results equal numpy's to float tolerance, not bit
 for bit.
 """
+import atexit
 import ctypes
 import functools
 import hashlib
@@ -68,7 +69,10 @@ def cache_dir():
 
 @functools.lru_cache(maxsize=1)
 def _private_dir():
-    return tempfile.mkdtemp(prefix="dlhack-elementwise-")
+    """A folder of this process's own, removed when it exits (a loaded library needs no file)."""
+    path = tempfile.mkdtemp(prefix="dlhack-elementwise-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def library_path(cc, flags, cache=None):
