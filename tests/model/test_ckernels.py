@@ -110,3 +110,20 @@ def test_a_counted_grade_leaves_no_library_behind(tmp_path):
     folder, built = proc.stdout.split()
     assert folder.startswith(str(tmp_path)) and built == str(ckernels.compiler() is not None)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_loading_the_kernels_keeps_the_process_s_subnormal_numbers(tmp_path):
+    """A library built with -ffast-math would flush subnormals to zero in the whole process
+    once loaded (and numpy would warn about it on stderr)."""
+    code = ("import numpy as np; from dlhack.model import ckernels; "
+            "assert ckernels.kernels() is not None, ckernels.describe(); "
+            "print(np.float64(5e-324) * 1.0 > 0, np.float32(1e-45) * np.float32(1) > 0); "
+            "np.finfo(np.float64)")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    env.pop(ckernels.FORCE, None)
+    if compiler() is None:
+        pytest.skip("no C compiler")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True"] and proc.stderr == ""

@@ -1,7 +1,8 @@
 /* One pass over memory for the fused translator's elementwise work (dlhack.model.ckernels
  * builds and loads it; dlhack.model.fused_lstm, packed_adam and fused call it).
  * Each function does what several numpy calls do, in the same arithmetic; built with
- * -O3 -ffast-math, so that the compiler vectorizes the loops, exp_ included. */
+ * -O3 and -ffast-math's loop freedoms (ckernels.VECTORIZE: not -ffast-math itself, which
+ * would flush subnormals to zero in the whole process), so that the loops vectorize, exp_ included. */
 #include <math.h>
 #include <stddef.h>
 
