@@ -33,8 +33,10 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).with_name("elementwise.c")
+# -ffast-math's freedoms that the loops need to vectorize (finite-math-only: the clamps of exp_),
+# without -ffast-math's crtfastmath.o. A NaN or an infinity in the input is not carried through.
 VECTORIZE = ["-fno-math-errno", "-fno-trapping-math", "-fno-signed-zeros", "-fassociative-math",
-             "-freciprocal-math"]  # -ffast-math's loop freedoms, without its crtfastmath.o
+             "-freciprocal-math", "-ffinite-math-only"]
 FLAGS = [["-O3", *VECTORIZE, "-march=native"], ["-O3", *VECTORIZE]]
 FORCE = "DLHACK_KERNELS"  # "numpy": never the compiled path
 _p, _l, _f = ctypes.c_void_p, ctypes.c_long, ctypes.c_float
