@@ -65,7 +65,7 @@ LOADED_BY_PATH = ("dlhack.jobs.mpiexec", "dlhack.jobs.runfiles", "dlhack.grade.g
 # Rooms from the bottom up. A module may import its own room and the rooms listed before it.
 # The package root (its ``%load_ext`` hook) and the ``dlhack`` command are entry points on top.
 LAYERS = [
-    ("dlhack.atomic", "dlhack.chainer_check"),
+    ("dlhack.atomic", "dlhack.cbuild", "dlhack.chainer_check"),
     ("dlhack.corpus",),
     ("dlhack.model",),
     ("dlhack.bleu",),

@@ -17,10 +17,10 @@ import functools
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from dlhack.cbuild import shared_library
 
 SOURCE = Path(__file__).with_name("pmpi_shim.c")
 NAME = "libdlhack_pmpi"
@@ -51,22 +51,7 @@ def places(private=None):
 
 def build(mpicc, dest):
     """Compile the shim to ``dest`` (atomically); returns None, or why it failed."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".pmpi-", suffix=".so", dir=dest.parent)
-    os.close(fd)
-    try:
-        proc = subprocess.run([mpicc, "-shared", "-fPIC", "-O2", "-o", tmp, str(SOURCE)],
-                              capture_output=True, text=True, timeout=120, check=False)
-        if proc.returncode != 0:
-            return f"{mpicc} failed: {(proc.stderr or proc.stdout).strip()[-500:]}"
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, dest)
-        return None
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f"{mpicc} could not run: {err}"
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    return shared_library([mpicc, "-O2"], SOURCE, dest, mode=0o755, tail=500)
 
 
 @functools.lru_cache(maxsize=4)

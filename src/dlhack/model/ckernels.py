@@ -28,9 +28,10 @@ import hashlib
 import os
 import platform
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
+
+from dlhack.cbuild import shared_library
 
 SOURCE = Path(__file__).with_name("elementwise.c")
 # -ffast-math's freedoms that the loops need to vectorize (finite-math-only: the clamps of exp_),
@@ -90,21 +91,7 @@ def library_path(cc, flags, cache=None):
 
 def build(cc, flags, dest):
     """Compile the source to ``dest`` (atomically); returns None, or why it failed."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".elementwise-", suffix=".so", dir=dest.parent)
-    os.close(fd)
-    try:
-        proc = subprocess.run([cc, *flags, "-shared", "-fPIC", "-o", tmp, str(SOURCE), "-lm"],
-                              capture_output=True, text=True, timeout=120, check=False)
-        if proc.returncode != 0:
-            return f"{cc} failed: {(proc.stderr or proc.stdout).strip()[-300:]}"
-        os.replace(tmp, dest)
-        return None
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f"{cc} could not run: {err}"
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    return shared_library([cc, *flags], SOURCE, dest, libs=["-lm"])
 
 
 def load(cc=None, cache=None):
