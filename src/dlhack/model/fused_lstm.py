@@ -63,10 +63,11 @@ class LSTMLayer(chainer.FunctionNode):
             x = x * self.mask
         self.lib = _compiled(x)
         steps = self._steps_numpy if self.lib is None else self._steps_compiled
-        self.act, self.hs, self.cs = steps(x, h0, c0, w_x, w_h, b)  # tanh(c): recomputed
+        self.act, self.hs, cs = steps(x, h0, c0, w_x, w_h, b)
+        self.cs = None  # the cells (and their tanh) are recomputed in backward: (N, H) less
         self.retain_inputs((1, 2, 3, 4))
         last = backend.get_array_module(x).asarray(self.packing.final_rows())
-        return self.hs, self.hs[last], self.cs[last]
+        return self.hs, self.hs[last], cs[last]
 
     def _steps_numpy(self, x, h0, c0, w_x, w_h, b):
         """The time loop in numpy: ``(act, hs, cs)``, the activated gates (N, 4H) [i, f, a, o],
@@ -117,6 +118,20 @@ class LSTMLayer(chainer.FunctionNode):
             h, c_prev = hs[off[t]:off[t] + n], a_cs + off[t] * row
         return act, hs, cs
 
+    def _cells(self, c0):
+        """(N, H): the cells again, from the kept gates: ``c_t = i a + f c_{t-1}``, all the
+        products ``i a`` at once, then one sequential pass over the steps."""
+        xp = backend.get_array_module(self.act)
+        act, H, off = self.act, self.hs.shape[1], self.packing.offsets
+        cs = xp.multiply(act[:, :H], act[:, 2 * H:3 * H])
+        tmp = xp.empty_like(c0)
+        c = c0
+        for t, n in enumerate(self.packing.batch_sizes):
+            rows = slice(off[t], off[t] + n)
+            cs[rows] += xp.multiply(act[rows, H:2 * H], c[:n], out=tmp[:n])
+            c = cs[rows]
+        return cs
+
     def _input(self):
         """The (dropped-out) input the forward multiplied, (N, n_in): masked again, not kept."""
         return self.x if self.mask is None else self.x * self.mask
@@ -160,6 +175,7 @@ class LSTMLayer(chainer.FunctionNode):
                                "arrays (run the forward again)")
         h0, c0, w_x, w_h = (v.array for v in self.get_retained_inputs())
         g_hs, g_h, g_c = (None if g is None else g.array for g in grad_outputs)
+        self.cs = self._cells(c0)
         if self.lib is None:
             d_act, dh, dc = self._backprop_numpy(c0, g_hs, g_h, g_c, w_h)
             db = d_act.sum(axis=0)
@@ -167,7 +183,7 @@ class LSTMLayer(chainer.FunctionNode):
             d_act, dh, dc, db = self._backprop_compiled(c0, g_hs, g_h, g_c, w_h)
         grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
                  3: lambda: matmul(d_act.T, self._input()),
-                 4: lambda: matmul(d_act.T, self._previous(self.hs, h0)),  # h_prev (N, H)
+                 4: lambda: matmul(d_act.T, self._previous(self.hs, h0, out=self.cs)),
                  5: lambda: backend.get_array_module(db).concatenate([db, db])
                  if self.two_biases else db}
         out = []
