@@ -21,9 +21,9 @@ them on the same weights); only the training step is computed differently:
   every token on a CPU). With attention, the packed outputs are gathered into padded (B, T, H)
   arrays for it, and its features back.
 
-Dropout masks are float32, drawn from a generator seeded from numpy's global one when the model
-is made (so ``np.random.seed`` before the model still fixes a run), not from Chainer's float64
-draws: with dropout the two siblings see different masks, without it the same numbers.
+Dropout masks are booleans (``dlhack.model.dropout_mask``: a quarter of float32's memory),
+drawn from a generator seeded from numpy's global one when the model is made (so
+``np.random.seed`` before the model still fixes a run), not from Chainer's float64 draws: with dropout the two siblings see different masks, without it the same numbers.
 Translation (``translate``) is the readable model's, unchanged. Making one tells glibc to keep
 freed memory for reuse (``dlhack.model.heap``): the process's own allocator, for good.
 """
@@ -33,6 +33,7 @@ import numpy as np
 from chainer import backend
 
 from dlhack.model.ckernels import address, kernels
+from dlhack.model.dropout_mask import DropoutMask
 from dlhack.model.fused_lstm import lstm_layer
 from dlhack.model.fused_output import OutputLoss
 from dlhack.model.heap import keep_freed_memory
@@ -133,7 +134,8 @@ class FusedSeq2seq(Seq2seq):
         keep_freed_memory()  # a step's arrays reuse the last step's memory (dlhack.model.heap)
 
     def _mask(self, shape):
-        """A float32 dropout mask (kept units scaled by 1 / (1 - ratio)), or None."""
+        """A dropout mask (``DropoutMask``: booleans, kept units scaled by 1 / (1 - ratio)
+        where applied), or None."""
         if not chainer.config.train or self.dropout == 0:
             return None
         xp = self.xp
@@ -141,7 +143,7 @@ class FusedSeq2seq(Seq2seq):
             keep = self._rng.random(shape, dtype=np.float32) >= self.dropout
         else:
             keep = xp.random.rand(*shape, dtype=np.float32) >= self.dropout
-        return xp.multiply(keep, np.float32(1 / (1 - self.dropout)), dtype=np.float32)
+        return DropoutMask(keep, self.dropout)
 
     def _layers(self, lstm, hx, cx, xs, packing):
         """Multi-layer LSTM over packed inputs xs (N, H): final states (n_layers, B, H) in

@@ -32,6 +32,7 @@ import numpy as np
 from chainer import backend
 
 from dlhack.model.ckernels import address, kernels
+from dlhack.model.dropout_mask import dropped
 
 
 def matmul(a, b, out=None):
@@ -60,7 +61,7 @@ class LSTMLayer(chainer.FunctionNode):
             b = b[:len(w_h)] + b[len(w_h):]
         self.x = x  # as given: the layer below keeps it anyway; masked again in backward
         if self.mask is not None:
-            x = x * self.mask
+            x = dropped(x, self.mask)
         self.lib = _compiled(x)
         steps = self._steps_numpy if self.lib is None else self._steps_compiled
         self.act, self.hs, cs = steps(x, h0, c0, w_x, w_h, b)
@@ -134,7 +135,7 @@ class LSTMLayer(chainer.FunctionNode):
 
     def _input(self):
         """The (dropped-out) input the forward multiplied, (N, n_in): masked again, not kept."""
-        return self.x if self.mask is None else self.x * self.mask
+        return self.x if self.mask is None else dropped(self.x, self.mask)
 
     def _previous(self, states, initial, out=None):
         """(N, H): for every packed row, the state its step read (``initial`` at step 0)."""
@@ -190,7 +191,7 @@ class LSTMLayer(chainer.FunctionNode):
         for i in indexes:
             g = grads[i]()
             if i == 0 and self.mask is not None:
-                g *= self.mask
+                dropped(g, self.mask, out=g)
             out.append(chainer.Variable(g))
         # Backward runs once per forward (as in training): what only it needed goes now, so
         # the step's memory falls layer by layer instead of peaking at its end.
@@ -254,7 +255,7 @@ def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
         h0, c0: (B, H) initial states, in ``packing.order`` (arrays or variables).
         w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [i, f, a, o]; b: (4H,) bias, or
             (8H,): two such, summed (NStepLSTM's input and recurrent biases, one node less).
-        mask: (N, n_in) dropout mask (already scaled), or None.
+        mask: (N, n_in) dropout mask (already scaled, or a ``DropoutMask``), or None.
 
     Returns:
         hs (N, H) packed outputs, and h, c (B, H) at each sentence's last token, in

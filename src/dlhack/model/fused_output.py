@@ -20,6 +20,7 @@ through the same forward is refused: its gradients were handed over.
 import chainer
 from chainer import backend
 
+from dlhack.model.dropout_mask import dropped
 from dlhack.model.seq2seq import PAD
 
 ROWS = 512  # tokens per block: the products stay large, a block of probabilities small
@@ -34,7 +35,7 @@ def matmul(a, b, out=None):
 class OutputLoss(chainer.FunctionNode):
     """Inputs features (N, H), W (V, H), b (V,); output the summed cross-entropy of the
     targets (N,) over ``normalizer`` (padding, ``PAD``, ignored). ``mask``: (N, H) dropout
-    mask of the features (already scaled), or None."""
+    mask of the features (already scaled, or a ``DropoutMask``), or None."""
 
     def __init__(self, targets, normalizer, mask=None):
         self.targets, self.normalizer, self.mask = targets, normalizer, mask
@@ -56,7 +57,7 @@ class OutputLoss(chainer.FunctionNode):
         """One block of tokens: its loss into ``token_loss_sum``, its gradients (of the summed
         loss) into ``grads``."""
         xp = backend.get_array_module(x)
-        x = x[rows] if self.mask is None else x[rows] * self.mask[rows]
+        x = x[rows] if self.mask is None else dropped(x[rows], self.mask[rows])
         valid = self.targets[rows] != PAD
         at = (xp.arange(len(x)), xp.where(valid, self.targets[rows], 0))
         p = matmul(x, W.T)  # (rows, V) logits, then probabilities, in place
@@ -74,7 +75,7 @@ class OutputLoss(chainer.FunctionNode):
         g_x, g_W, g_b = self.grads
         matmul(p, W, out=g_x[rows])
         if self.mask is not None:
-            g_x[rows] *= self.mask[rows]
+            dropped(g_x[rows], self.mask[rows], out=g_x[rows])
         g_W += matmul(p.T, x)
         g_b += p.sum(axis=0)
 
