@@ -64,11 +64,11 @@ class LSTMLayer(chainer.FunctionNode):
             x = dropped(x, self.mask)
         self.lib = _compiled(x)
         steps = self._steps_numpy if self.lib is None else self._steps_compiled
-        self.act, self.hs, cs = steps(x, h0, c0, w_x, w_h, b)
-        self.cs = None  # the cells (and their tanh) are recomputed in backward: (N, H) less
+        self.act, hs, cs = steps(x, h0, c0, w_x, w_h, b)
+        self.cs = None  # cells and outputs are recomputed in backward from the gates
         self.retain_inputs((1, 2, 3, 4))
         last = backend.get_array_module(x).asarray(self.packing.final_rows())
-        return self.hs, self.hs[last], cs[last]
+        return hs, hs[last], cs[last]
 
     def _steps_numpy(self, x, h0, c0, w_x, w_h, b):
         """The time loop in numpy: ``(act, hs, cs)``, the activated gates (N, 4H) [i, f, a, o],
@@ -123,7 +123,7 @@ class LSTMLayer(chainer.FunctionNode):
         """(N, H): the cells again, from the kept gates: ``c_t = i a + f c_{t-1}``, all the
         products ``i a`` at once, then one sequential pass over the steps."""
         xp = backend.get_array_module(self.act)
-        act, H, off = self.act, self.hs.shape[1], self.packing.offsets
+        act, H, off = self.act, c0.shape[1], self.packing.offsets
         cs = xp.multiply(act[:, :H], act[:, 2 * H:3 * H])
         tmp = xp.empty_like(c0)
         c = c0
@@ -133,28 +133,34 @@ class LSTMLayer(chainer.FunctionNode):
             c = cs[rows]
         return cs
 
-    def _input(self):
-        """The (dropped-out) input the forward multiplied, (N, n_in): masked again, not kept."""
-        return self.x if self.mask is None else dropped(self.x, self.mask)
+    def _input(self, out):
+        """The (dropped-out) input the forward multiplied, (N, n_in): masked again (into
+        ``out`` where it fits), not kept."""
+        if self.mask is None:
+            return self.x
+        fits = out.shape == self.x.shape and out.dtype == self.x.dtype
+        return dropped(self.x, self.mask, out=out if fits else None)
 
     def _previous(self, states, initial, out=None):
-        """(N, H): for every packed row, the state its step read (``initial`` at step 0)."""
+        """(N, H): for every packed row, the state its step read (``initial`` at step 0);
+        ``out`` may be ``states`` (shifted in place: the last steps first)."""
         off, sizes = self.packing.offsets, self.packing.batch_sizes
         prev = backend.get_array_module(states).empty_like(states) if out is None else out
-        prev[:sizes[0]] = initial
-        for t in range(1, len(sizes)):  # step t's sentences are step t-1's first rows
+        for t in reversed(range(1, len(sizes))):  # step t's sentences: step t-1's first rows
             prev[off[t]:off[t + 1]] = states[off[t - 1]:off[t - 1] + sizes[t]]
+        prev[:sizes[0]] = initial
         return prev
 
     def _local_derivatives(self, c0):
-        """``(k_c, k)`` for every token: dc += dh k_c; d(pre-activations) = [dc dc dc dh] k.
+        """``(k_c, k, hs)`` for every token: dc += dh k_c; d(pre-activations) = [dc dc dc dh] k;
+        hs = o tanh(c), the outputs (recomputed, not kept).
 
         k = s (1 - s) for every gate over whole rows, the cell input's block set to 1 - a^2,
         each block then times what its gate multiplied: [a, c_prev, i, tanh c], in place (a
         buffer of those four costs (N, 4H) more at the step's memory peak, and no time).
         """
         xp = backend.get_array_module(self.act)
-        act, tc, H = self.act, xp.tanh(self.cs), self.hs.shape[1]
+        act, tc, H = self.act, xp.tanh(self.cs), self.cs.shape[1]
         i, a, o = act[:, :H], act[:, 2 * H:3 * H], act[:, 3 * H:]
         k = xp.subtract(1, act)
         k *= act
@@ -168,7 +174,7 @@ class LSTMLayer(chainer.FunctionNode):
         k_c = xp.multiply(tc, tc)  # o (1 - tanh(c)^2)
         xp.subtract(1, k_c, out=k_c)
         k_c *= o
-        return k_c, k
+        return k_c, k, xp.multiply(o, tc)
 
     def backward(self, indexes, grad_outputs):
         if self.act is None:
@@ -177,14 +183,14 @@ class LSTMLayer(chainer.FunctionNode):
         h0, c0, w_x, w_h = (v.array for v in self.get_retained_inputs())
         g_hs, g_h, g_c = (None if g is None else g.array for g in grad_outputs)
         self.cs = self._cells(c0)
-        if self.lib is None:
-            d_act, dh, dc = self._backprop_numpy(c0, g_hs, g_h, g_c, w_h)
-            db = d_act.sum(axis=0)
-        else:
-            d_act, dh, dc, db = self._backprop_compiled(c0, g_hs, g_h, g_c, w_h)
+        backprop = self._backprop_numpy if self.lib is None else self._backprop_compiled
+        d_act, dh, dc, db, hs = backprop(c0, g_hs, g_h, g_c, w_h)
+        # One (N, H) buffer serves in turn as the cells, the outputs, the previous outputs
+        # and the masked input: the weights' gradients in that order.
+        prev = self._previous(hs, h0, out=hs)
+        g_w_h = matmul(d_act.T, prev) if 4 in indexes else None
         grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
-                 3: lambda: matmul(d_act.T, self._input()),
-                 4: lambda: matmul(d_act.T, self._previous(self.hs, h0, out=self.cs)),
+                 3: lambda: matmul(d_act.T, self._input(out=prev)), 4: lambda: g_w_h,
                  5: lambda: backend.get_array_module(db).concatenate([db, db])
                  if self.two_biases else db}
         out = []
@@ -195,15 +201,16 @@ class LSTMLayer(chainer.FunctionNode):
             out.append(chainer.Variable(g))
         # Backward runs once per forward (as in training): what only it needed goes now, so
         # the step's memory falls layer by layer instead of peaking at its end.
-        self.act = self.hs = self.cs = self.x = None
+        self.act = self.cs = self.x = None
         return tuple(out)
 
     def _backprop_numpy(self, c0, g_hs, g_h, g_c, w_h):
-        """The time loop backward in numpy: ``(d_act, dh, dc)``, the gradients of the
-        pre-activations (N, 4H, in ``act``'s memory) and of the initial states (B, H)."""
+        """The time loop backward in numpy: ``(d_act, dh, dc, db, hs)``, the gradients of the
+        pre-activations (N, 4H, in ``act``'s memory), of the initial states (B, H) and of the
+        bias, and the outputs (N, H)."""
         xp = backend.get_array_module(w_h)
-        H, off = self.hs.shape[1], self.packing.offsets
-        k_c, d_act = self._local_derivatives(c0)  # d_act is finished in place below
+        H, off = c0.shape[1], self.packing.offsets
+        k_c, d_act, hs = self._local_derivatives(c0)  # d_act is finished in place below
         # A sentence's row is idle after its last step, so its final-state gradient can sit in
         # dh, dc from the start: it is first used at that last step.
         dh = xp.zeros_like(c0) if g_h is None else g_h.copy()
@@ -222,13 +229,13 @@ class LSTMLayer(chainer.FunctionNode):
             d[:, 3 * H:] *= dh[:n]
             dc[:n] *= f[rows]
             matmul(d, w_h, out=dh[:n])
-        return d_act, dh, dc
+        return d_act, dh, dc, d_act.sum(axis=0), hs
 
     def _backprop_compiled(self, c0, g_hs, g_h, g_c, w_h):
         """``_backprop_numpy`` with ``elementwise.c``: each step one pass (the local derivatives
-        and the cell's gradient, into ``act``, summed into the bias's gradient) and one product;
-        returns the bias's gradient as well."""
-        H, off, at = self.hs.shape[1], self.packing.offsets.tolist(), address
+        and the cell's gradient, into ``act``, summed into the bias's gradient; the outputs over
+        the cells) and one product."""
+        H, off, at = c0.shape[1], self.packing.offsets.tolist(), address
         dh = np.zeros(c0.shape, c0.dtype) if g_h is None else np.array(g_h, order="C")
         dc = np.zeros(c0.shape, c0.dtype) if g_c is None else np.array(g_c, order="C")
         c0 = np.ascontiguousarray(c0)
@@ -244,7 +251,7 @@ class LSTMLayer(chainer.FunctionNode):
                                         c_prev, H, a_dh, a_g and a_g + off[t] * row, a_dc,
                                         at(db))
             matmul(self.act[off[t]:off[t] + n], w_h, out=dh[:n])
-        return self.act, dh, dc, db
+        return self.act, dh, dc, db, self.cs
 
 
 def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
