@@ -41,6 +41,14 @@ from dlhack.model.packing import Packing
 from dlhack.model.seq2seq import BOS, EOS, Seq2seq
 
 
+def rows_of(x, index):
+    """The array ``x[index]``, zeros where ``index == -1``."""
+    xp = backend.get_array_module(x)
+    out = x[xp.where(index >= 0, index, 0)]
+    out[index < 0] = 0
+    return out
+
+
 class GatherRows(chainer.FunctionNode):
     """``out[j] = x[index[j]]``, zeros where ``index[j] == -1``; backward adds rows back."""
 
@@ -49,11 +57,8 @@ class GatherRows(chainer.FunctionNode):
 
     def forward(self, inputs):
         x, = inputs
-        xp = backend.get_array_module(x)
         self.n_rows, self.valid = len(x), self.index >= 0
-        out = x[xp.where(self.valid, self.index, 0)]
-        out[~self.valid] = 0
-        return out,
+        return rows_of(x, self.index),
 
     def backward(self, indexes, grad_outputs):
         gy = grad_outputs[0].array
@@ -145,9 +150,11 @@ class FusedSeq2seq(Seq2seq):
             keep = xp.random.rand(*shape, dtype=np.float32) >= self.dropout
         return DropoutMask(keep, self.dropout)
 
-    def _layers(self, lstm, hx, cx, xs, packing):
-        """Multi-layer LSTM over packed inputs xs (N, H): final states (n_layers, B, H) in
-        ``packing.order`` and the top layer's packed outputs (N, H)."""
+    def _layers(self, lstm, hx, cx, embed, ids, packing):
+        """Multi-layer LSTM over the packed tokens ``ids`` (N,) embedded by ``embed``: final
+        states (n_layers, B, H) in ``packing.order`` and the top layer's packed outputs (N, H).
+        The first layer gathers its input rows again in backward rather than keep them."""
+        xs = gather_rows(embed.W, ids)
         zeros = self.xp.zeros((len(packing.order), self.n_units), xs.dtype)
         hy, cy = [], []
         for layer in range(self.n_layers):
@@ -158,7 +165,8 @@ class FusedSeq2seq(Seq2seq):
             mask = self._mask(xs.shape) if layer > 0 else None
             h0 = zeros if hx is None else hx[layer]
             c0 = zeros if cx is None else cx[layer]
-            xs, h, c = lstm_layer(xs, h0, c0, w_x, w_h, b, packing, mask)
+            again = (lambda: rows_of(embed.W.array, ids)) if layer == 0 else None
+            xs, h, c = lstm_layer(xs, h0, c0, w_x, w_h, b, packing, mask, again)
             hy.append(h)
             cy.append(c)
         return F.stack(hy), F.stack(cy), xs
@@ -174,16 +182,17 @@ class FusedSeq2seq(Seq2seq):
         xp, host = self.xp, chainer.backend.CpuDevice().send
         xs, ys = [host(x) for x in xs], [host(y) for y in ys]
         src, tgt = Packing([len(x) for x in xs]), Packing([len(y) + 1 for y in ys])
-        ex = gather_rows(self.embed_x.W, xp.asarray(src.pack(xs)))  # (N_src, H)
-        hy, cy, enc = self._layers(self.encoder, None, None, ex, src)
+        hy, cy, enc = self._layers(self.encoder, None, None, self.embed_x,
+                                   xp.asarray(src.pack(xs)), src)
+        enc = enc if self.attention else None  # else its memory goes with the forward's end
         encoder_row = np.empty_like(src.order)
         encoder_row[src.order] = np.arange(len(xs))
         to_decoder = xp.asarray(encoder_row[tgt.order])  # the decoder sorts by target length
         hy, cy = F.permutate(hy, to_decoder, axis=1), F.permutate(cy, to_decoder, axis=1)
         ys_in = [np.concatenate([[BOS], y]).astype(np.int32) for y in ys]
         ys_out = [np.concatenate([y, [EOS]]).astype(np.int32) for y in ys]
-        ey = gather_rows(self.embed_y.W, xp.asarray(tgt.pack(ys_in)))  # (N_tgt, H)
-        _, _, features = self._layers(self.decoder, hy, cy, ey, tgt)
+        _, _, features = self._layers(self.decoder, hy, cy, self.embed_y,
+                                      xp.asarray(tgt.pack(ys_in)), tgt)
         if self.attention:
             enc_padded, src_mask = self._padded(enc, src)
             dec_padded, _ = self._padded(features, tgt)

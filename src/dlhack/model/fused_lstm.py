@@ -51,15 +51,18 @@ class LSTMLayer(chainer.FunctionNode):
     w_h (4H, H), b (4H,) or (8H,) (two biases, summed); outputs hs (N, H) and each sentence's
     final h and c (B, H)."""
 
-    def __init__(self, packing, mask=None):
+    def __init__(self, packing, mask=None, input_again=None):
         self.packing, self.mask = packing, mask  # mask: (N, n_in) or None
+        self.input_again = input_again  # None, or a function giving x's array again
 
     def forward(self, inputs):
         x, h0, c0, w_x, w_h, b = inputs
         self.two_biases = len(b) == 2 * len(w_h)  # NStepLSTM's b0..b3 and b4..b7, summed here
         if self.two_biases:
             b = b[:len(w_h)] + b[len(w_h):]
-        self.x = x  # as given: the layer below keeps it anyway; masked again in backward
+        # x as given: the layer below keeps it anyway (masked again in backward); not kept
+        # where it can be made again (an embedding's rows: the table is kept anyway)
+        self.x = x if self.input_again is None else None
         if self.mask is not None:
             x = dropped(x, self.mask)
         self.lib = _compiled(x)
@@ -135,11 +138,12 @@ class LSTMLayer(chainer.FunctionNode):
 
     def _input(self, out):
         """The (dropped-out) input the forward multiplied, (N, n_in): masked again (into
-        ``out`` where it fits), not kept."""
+        ``out`` where it fits), not kept; made again by ``input_again`` where given."""
+        x = self.x if self.input_again is None else self.input_again()
         if self.mask is None:
-            return self.x
-        fits = out.shape == self.x.shape and out.dtype == self.x.dtype
-        return dropped(self.x, self.mask, out=out if fits else None)
+            return x
+        fits = out.shape == x.shape and out.dtype == x.dtype
+        return dropped(x, self.mask, out=out if fits else None)
 
     def _previous(self, states, initial, out=None):
         """(N, H): for every packed row, the state its step read (``initial`` at step 0);
@@ -185,24 +189,25 @@ class LSTMLayer(chainer.FunctionNode):
         self.cs = self._cells(c0)
         backprop = self._backprop_numpy if self.lib is None else self._backprop_compiled
         d_act, dh, dc, db, hs = backprop(c0, g_hs, g_h, g_c, w_h)
-        # One (N, H) buffer serves in turn as the cells, the outputs, the previous outputs
-        # and the masked input: the weights' gradients in that order.
-        prev = self._previous(hs, h0, out=hs)
-        g_w_h = matmul(d_act.T, prev) if 4 in indexes else None
-        grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
-                 3: lambda: matmul(d_act.T, self._input(out=prev)), 4: lambda: g_w_h,
-                 5: lambda: backend.get_array_module(db).concatenate([db, db])
-                 if self.two_biases else db}
-        out = []
-        for i in indexes:
-            g = grads[i]()
-            if i == 0 and self.mask is not None:
-                dropped(g, self.mask, out=g)
-            out.append(chainer.Variable(g))
+        # One (N, H) buffer serves in turn as the cells, the outputs, the previous outputs,
+        # the masked input and the input's gradient: the gradients in that order.
+        buf = self._previous(hs, h0, out=hs)
+        g = {1: dh, 2: dc, 5: backend.get_array_module(db).concatenate([db, db])
+             if self.two_biases else db}
+        if 4 in indexes:
+            g[4] = matmul(d_act.T, buf)  # the previous outputs
+        if 3 in indexes:
+            g[3] = matmul(d_act.T, self._input(out=buf))
         # Backward runs once per forward (as in training): what only it needed goes now, so
         # the step's memory falls layer by layer instead of peaking at its end.
-        self.act = self.cs = self.x = None
-        return tuple(out)
+        self.cs = self.x = None
+        if 0 in indexes:
+            fits = buf.shape == (len(d_act), w_x.shape[1])
+            g[0] = matmul(d_act, w_x, out=buf if fits else None)
+            if self.mask is not None:
+                dropped(g[0], self.mask, out=g[0])
+        self.act = None
+        return tuple(chainer.Variable(g[i]) for i in indexes)
 
     def _backprop_numpy(self, c0, g_hs, g_h, g_c, w_h):
         """The time loop backward in numpy: ``(d_act, dh, dc, db, hs)``, the gradients of the
@@ -254,7 +259,7 @@ class LSTMLayer(chainer.FunctionNode):
         return self.act, dh, dc, db, self.cs
 
 
-def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
+def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None, input_again=None):
     """Run one LSTM layer, input projection included, over a packed batch.
 
     Args:
@@ -263,9 +268,11 @@ def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
         w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [i, f, a, o]; b: (4H,) bias, or
             (8H,): two such, summed (NStepLSTM's input and recurrent biases, one node less).
         mask: (N, n_in) dropout mask (already scaled, or a ``DropoutMask``), or None.
+        input_again: None, or a function returning x's array again (its backward calls it
+            rather than keep x: for rows gathered from a table that backward still has).
 
     Returns:
         hs (N, H) packed outputs, and h, c (B, H) at each sentence's last token, in
         ``packing.order``.
     """
-    return LSTMLayer(packing, mask).apply((x, h0, c0, w_x, w_h, b))
+    return LSTMLayer(packing, mask, input_again).apply((x, h0, c0, w_x, w_h, b))
