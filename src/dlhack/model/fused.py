@@ -202,7 +202,7 @@ class FusedSeq2seq(Seq2seq):
             position[index[index >= 0]] = np.flatnonzero(index.ravel() >= 0)
             features = gather_rows(F.reshape(attended, (-1, self.n_units)), xp.asarray(position))
         node = OutputLoss(xp.asarray(tgt.pack(ys_out)), normalizer or len(xs),
-                          self._mask(features.shape))
+                          self._mask(features.shape), overwrite=True)  # read by nothing else
         loss, = node.apply((features, self.W_o.W, self.W_o.b))
         perp = np.exp(node.token_loss_sum / tgt.n)
         chainer.report({"loss": loss, "perp": perp}, self)

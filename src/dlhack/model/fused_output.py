@@ -35,10 +35,12 @@ def matmul(a, b, out=None):
 class OutputLoss(chainer.FunctionNode):
     """Inputs features (N, H), W (V, H), b (V,); output the summed cross-entropy of the
     targets (N,) over ``normalizer`` (padding, ``PAD``, ignored). ``mask``: (N, H) dropout
-    mask of the features (already scaled, or a ``DropoutMask``), or None."""
+    mask of the features (already scaled, or a ``DropoutMask``), or None. ``overwrite``: the
+    features' gradient goes over the features (read by nothing else: (N, H) less memory)."""
 
-    def __init__(self, targets, normalizer, mask=None):
+    def __init__(self, targets, normalizer, mask=None, overwrite=False):
         self.targets, self.normalizer, self.mask = targets, normalizer, mask
+        self.overwrite = overwrite
         self.grads = None  # (features, W, b) gradients for a loss gradient of normalizer
 
     def forward(self, inputs):
@@ -46,7 +48,8 @@ class OutputLoss(chainer.FunctionNode):
         xp = backend.get_array_module(x)
         with_grads = chainer.config.enable_backprop
         if with_grads:
-            self.grads = (xp.empty_like(x), xp.zeros_like(W), xp.zeros_like(b))
+            self.grads = (x if self.overwrite else xp.empty_like(x), xp.zeros_like(W),
+                          xp.zeros_like(b))
         self.token_loss_sum = 0.0
         for start in range(0, len(x), ROWS):
             self._block(slice(start, start + ROWS), x, W, b, with_grads)
@@ -73,11 +76,11 @@ class OutputLoss(chainer.FunctionNode):
         p[at] -= 1  # softmax minus one-hot, for real tokens only:
         p *= valid[:, None]
         g_x, g_W, g_b = self.grads
+        g_W += matmul(p.T, x)  # before g_x: that may go over x
+        g_b += p.sum(axis=0)
         matmul(p, W, out=g_x[rows])
         if self.mask is not None:
             dropped(g_x[rows], self.mask[rows], out=g_x[rows])
-        g_W += matmul(p.T, x)
-        g_b += p.sum(axis=0)
 
     def backward(self, indexes, grad_outputs):
         if self.grads is None:
