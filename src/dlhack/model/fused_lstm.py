@@ -21,10 +21,12 @@ What it does differently, and why (``dlhack bench model`` measures each):
   allocated once per call (``out=``), and backward computing each gate's local derivative for
   every token at once before its time loop. Either loop holds one product per step.
 
-Memory kept for backward: the activated gates (N, 4H), the cells and outputs (N, H) each, and
-the input as given (the layer below keeps it anyway: the dropout is applied again), N real
-tokens; tanh of the cells is recomputed. The numpy backward needs one more (N, 4H) and (N, H),
-the compiled one none. The products are those of ``lstm`` without the padding rows:
+Memory kept for backward: the activated gates (N, 4H) and the input as given (the layer below
+keeps it anyway: the dropout is applied again; ``input_again`` makes it again instead, for an
+embedding's rows), N real tokens. Backward recomputes the cells from the gates (one
+elementwise pass over the steps) and the outputs over them (o tanh(c), in the compiled
+kernel), in one (N, H) buffer that then takes the input's gradient. The numpy backward needs
+one more (N, 4H) and two (N, H). The products are those of ``lstm`` without the padding rows:
 ``dlhack.bench.flops`` counts their useful operations.
 """
 import chainer
