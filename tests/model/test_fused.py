@@ -5,6 +5,7 @@ import pytest
 from chainer import gradient_check
 
 from dlhack.model import fused_output
+from dlhack.model.dropout_mask import dropped
 from dlhack.model.fused import FusedSeq2seq, gather_rows, stack_rows
 from dlhack.model.packed_adam import PackedAdam
 from dlhack.model.seq2seq import Seq2seq
@@ -81,9 +82,11 @@ def test_dropout_masks_drop_at_the_ratio_and_keep_the_mean():
     np.random.seed(0)
     model = FusedSeq2seq(V, V, n_units=8, n_layers=2, dropout=0.25)
     mask = model._mask((400, 100))
-    assert mask.dtype == np.float32
-    assert abs((mask == 0).mean() - 0.25) < 0.02
-    assert set(np.unique(mask)) == {0, np.float32(1 / 0.75)}
+    assert mask.keep.dtype == bool and mask.shape == (400, 100)
+    assert abs((~mask.keep).mean() - 0.25) < 0.02
+    applied = dropped(np.ones((400, 100), np.float32), mask)
+    assert applied.dtype == np.float32
+    assert set(np.unique(applied)) == {0, np.float32(1 / 0.75)}
     with chainer.using_config("train", False):
         assert model._mask((4, 4)) is None
 

@@ -32,7 +32,7 @@ def test_lstm_layer_frees_its_arrays_after_backward_and_refuses_a_second():
     node = hs.creator
     loss = F.sum(hs) + F.sum(h * c)
     loss.backward(retain_grad=True)
-    assert node.act is None and node.hs is None and node.x is None
+    assert node.act is None and node.cs is None and node.x is None
     assert x.grad.shape == (4, 3) and np.abs(x.grad).sum() > 0
     with pytest.raises(RuntimeError, match="once per forward"):
         loss.backward()

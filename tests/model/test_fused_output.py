@@ -72,6 +72,22 @@ def test_without_mask_float32():
         np.testing.assert_allclose(v.grad, want, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("with_mask", [True, False])
+def test_overwrite_puts_the_same_gradient_over_the_features(with_mask):
+    (x, W, b), mask = inputs_and_mask(seed=5)
+    mask = mask if with_mask else None
+    results = []
+    for overwrite in (False, True):
+        variables = [chainer.Variable(a.copy()) for a in (x, W, b)]
+        loss, = OutputLoss(TARGETS, 2, mask, overwrite=overwrite).apply(variables)
+        loss.backward()
+        results.append([loss.array] + [v.grad for v in variables])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert results[1][1] is variables[0].array  # over the features, not a new array
+    assert not np.allclose(variables[0].array, x)
+
+
 def test_without_backprop_only_the_loss_is_computed():
     (x, W, b), mask = inputs_and_mask()
     node = OutputLoss(TARGETS, 2, mask)

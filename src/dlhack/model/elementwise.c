@@ -56,7 +56,7 @@ void lstm_forward_step(long n, long H, float *restrict g, const float *restrict 
 /* One row of lstm_backward_step: every pointer its own (restrict), so that the loop vectorizes
  * without checks of overlap between the gates' blocks. */
 static void backward_row(long H, float *restrict gi, float *restrict gf, float *restrict ga,
-                         float *restrict go, const float *restrict c, const float *restrict cp,
+                         float *restrict go, float *restrict c, const float *restrict cp,
                          const float *restrict dh, float *restrict dc, float *restrict bi,
                          float *restrict bf, float *restrict ba, float *restrict bo)
 {
@@ -68,17 +68,20 @@ static void backward_row(long H, float *restrict gi, float *restrict gf, float *
         float d_a = d_c * i * (1.0f - a * a), d_o = dh[j] * tc * o * (1.0f - o);
         gi[j] = d_i; gf[j] = d_f; ga[j] = d_a; go[j] = d_o;
         dc[j] = d_c * f;
+        c[j] = o * tc;  /* the output h, over the cell: read already (the next step's c_prev) */
         bi[j] += d_i; bf[j] += d_f; ba[j] += d_a; bo[j] += d_o;
     }
 }
 
 /* One LSTM step backward over n rows. g (n, 4H): the step's activated gates, overwritten with
- * the gradients of their pre-activations; c (n, H) the step's cells, c_prev its previous ones
+ * the gradients of their pre-activations; c (n, H) the step's cells, overwritten with its
+ * outputs h = o tanh(c) (steps run backward: a later step has read them as c_prev already),
+ * so that the outputs need not be kept from the forward; c_prev its previous cells
  * (row stride ld_prev); dh, dc (n, H): the gradients reaching the step's outputs h and cells
  * (g_hs (n, H), or NULL: more gradient for h, added into dh); dc leaves as the previous cells'.
  * db (4H,) sums the gradients of the pre-activations: the bias's gradient. tanh(c) is computed
  * again here rather than kept from the forward: (N, H) less memory. */
-void lstm_backward_step(long n, long H, float *g, const float *c, const float *c_prev,
+void lstm_backward_step(long n, long H, float *g, float *c, const float *c_prev,
                         long ld_prev, float *dh, const float *g_hs, float *dc, float *db)
 {
     for (long row = 0; row < n; row++) {

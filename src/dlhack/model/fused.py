@@ -21,9 +21,9 @@ them on the same weights); only the training step is computed differently:
   every token on a CPU). With attention, the packed outputs are gathered into padded (B, T, H)
   arrays for it, and its features back.
 
-Dropout masks are float32, drawn from a generator seeded from numpy's global one when the model
-is made (so ``np.random.seed`` before the model still fixes a run), not from Chainer's float64
-draws: with dropout the two siblings see different masks, without it the same numbers.
+Dropout masks are booleans (``dlhack.model.dropout_mask``: a quarter of float32's memory),
+drawn from a generator seeded from numpy's global one when the model is made (so
+``np.random.seed`` before the model still fixes a run), not from Chainer's float64 draws: with dropout the two siblings see different masks, without it the same numbers.
 Translation (``translate``) is the readable model's, unchanged. Making one tells glibc to keep
 freed memory for reuse (``dlhack.model.heap``): the process's own allocator, for good.
 """
@@ -33,11 +33,20 @@ import numpy as np
 from chainer import backend
 
 from dlhack.model.ckernels import address, kernels
+from dlhack.model.dropout_mask import DropoutMask
 from dlhack.model.fused_lstm import lstm_layer
 from dlhack.model.fused_output import OutputLoss
 from dlhack.model.heap import keep_freed_memory
 from dlhack.model.packing import Packing
 from dlhack.model.seq2seq import BOS, EOS, Seq2seq
+
+
+def rows_of(x, index):
+    """The array ``x[index]``, zeros where ``index == -1``."""
+    xp = backend.get_array_module(x)
+    out = x[xp.where(index >= 0, index, 0)]
+    out[index < 0] = 0
+    return out
 
 
 class GatherRows(chainer.FunctionNode):
@@ -48,11 +57,8 @@ class GatherRows(chainer.FunctionNode):
 
     def forward(self, inputs):
         x, = inputs
-        xp = backend.get_array_module(x)
         self.n_rows, self.valid = len(x), self.index >= 0
-        out = x[xp.where(self.valid, self.index, 0)]
-        out[~self.valid] = 0
-        return out,
+        return rows_of(x, self.index),
 
     def backward(self, indexes, grad_outputs):
         gy = grad_outputs[0].array
@@ -133,7 +139,8 @@ class FusedSeq2seq(Seq2seq):
         keep_freed_memory()  # a step's arrays reuse the last step's memory (dlhack.model.heap)
 
     def _mask(self, shape):
-        """A float32 dropout mask (kept units scaled by 1 / (1 - ratio)), or None."""
+        """A dropout mask (``DropoutMask``: booleans, kept units scaled by 1 / (1 - ratio)
+        where applied), or None."""
         if not chainer.config.train or self.dropout == 0:
             return None
         xp = self.xp
@@ -141,11 +148,13 @@ class FusedSeq2seq(Seq2seq):
             keep = self._rng.random(shape, dtype=np.float32) >= self.dropout
         else:
             keep = xp.random.rand(*shape, dtype=np.float32) >= self.dropout
-        return xp.multiply(keep, np.float32(1 / (1 - self.dropout)), dtype=np.float32)
+        return DropoutMask(keep, self.dropout)
 
-    def _layers(self, lstm, hx, cx, xs, packing):
-        """Multi-layer LSTM over packed inputs xs (N, H): final states (n_layers, B, H) in
-        ``packing.order`` and the top layer's packed outputs (N, H)."""
+    def _layers(self, lstm, hx, cx, embed, ids, packing):
+        """Multi-layer LSTM over the packed tokens ``ids`` (N,) embedded by ``embed``: final
+        states (n_layers, B, H) in ``packing.order`` and the top layer's packed outputs (N, H).
+        The first layer gathers its input rows again in backward rather than keep them."""
+        xs = gather_rows(embed.W, ids)
         zeros = self.xp.zeros((len(packing.order), self.n_units), xs.dtype)
         hy, cy = [], []
         for layer in range(self.n_layers):
@@ -156,7 +165,8 @@ class FusedSeq2seq(Seq2seq):
             mask = self._mask(xs.shape) if layer > 0 else None
             h0 = zeros if hx is None else hx[layer]
             c0 = zeros if cx is None else cx[layer]
-            xs, h, c = lstm_layer(xs, h0, c0, w_x, w_h, b, packing, mask)
+            again = (lambda: rows_of(embed.W.array, ids)) if layer == 0 else None
+            xs, h, c = lstm_layer(xs, h0, c0, w_x, w_h, b, packing, mask, again)
             hy.append(h)
             cy.append(c)
         return F.stack(hy), F.stack(cy), xs
@@ -172,16 +182,17 @@ class FusedSeq2seq(Seq2seq):
         xp, host = self.xp, chainer.backend.CpuDevice().send
         xs, ys = [host(x) for x in xs], [host(y) for y in ys]
         src, tgt = Packing([len(x) for x in xs]), Packing([len(y) + 1 for y in ys])
-        ex = gather_rows(self.embed_x.W, xp.asarray(src.pack(xs)))  # (N_src, H)
-        hy, cy, enc = self._layers(self.encoder, None, None, ex, src)
+        hy, cy, enc = self._layers(self.encoder, None, None, self.embed_x,
+                                   xp.asarray(src.pack(xs)), src)
+        enc = enc if self.attention else None  # else its memory goes with the forward's end
         encoder_row = np.empty_like(src.order)
         encoder_row[src.order] = np.arange(len(xs))
         to_decoder = xp.asarray(encoder_row[tgt.order])  # the decoder sorts by target length
         hy, cy = F.permutate(hy, to_decoder, axis=1), F.permutate(cy, to_decoder, axis=1)
         ys_in = [np.concatenate([[BOS], y]).astype(np.int32) for y in ys]
         ys_out = [np.concatenate([y, [EOS]]).astype(np.int32) for y in ys]
-        ey = gather_rows(self.embed_y.W, xp.asarray(tgt.pack(ys_in)))  # (N_tgt, H)
-        _, _, features = self._layers(self.decoder, hy, cy, ey, tgt)
+        _, _, features = self._layers(self.decoder, hy, cy, self.embed_y,
+                                      xp.asarray(tgt.pack(ys_in)), tgt)
         if self.attention:
             enc_padded, src_mask = self._padded(enc, src)
             dec_padded, _ = self._padded(features, tgt)
@@ -191,7 +202,7 @@ class FusedSeq2seq(Seq2seq):
             position[index[index >= 0]] = np.flatnonzero(index.ravel() >= 0)
             features = gather_rows(F.reshape(attended, (-1, self.n_units)), xp.asarray(position))
         node = OutputLoss(xp.asarray(tgt.pack(ys_out)), normalizer or len(xs),
-                          self._mask(features.shape))
+                          self._mask(features.shape), overwrite=True)  # read by nothing else
         loss, = node.apply((features, self.W_o.W, self.W_o.b))
         perp = np.exp(node.token_loss_sum / tgt.n)
         chainer.report({"loss": loss, "perp": perp}, self)

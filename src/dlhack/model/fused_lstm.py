@@ -21,10 +21,12 @@ What it does differently, and why (``dlhack bench model`` measures each):
   allocated once per call (``out=``), and backward computing each gate's local derivative for
   every token at once before its time loop. Either loop holds one product per step.
 
-Memory kept for backward: the activated gates (N, 4H), the cells and outputs (N, H) each, and
-the input as given (the layer below keeps it anyway: the dropout is applied again), N real
-tokens; tanh of the cells is recomputed. The numpy backward needs one more (N, 4H) and (N, H),
-the compiled one none. The products are those of ``lstm`` without the padding rows:
+Memory kept for backward: the activated gates (N, 4H) and the input as given (the layer below
+keeps it anyway: the dropout is applied again; ``input_again`` makes it again instead, for an
+embedding's rows), N real tokens. Backward recomputes the cells from the gates (one
+elementwise pass over the steps) and the outputs over them (o tanh(c), in the compiled
+kernel), in one (N, H) buffer that then takes the input's gradient. The numpy backward needs
+one more (N, 4H) and two (N, H). The products are those of ``lstm`` without the padding rows:
 ``dlhack.bench.flops`` counts their useful operations.
 """
 import chainer
@@ -32,6 +34,7 @@ import numpy as np
 from chainer import backend
 
 from dlhack.model.ckernels import address, kernels
+from dlhack.model.dropout_mask import dropped
 
 
 def matmul(a, b, out=None):
@@ -50,23 +53,27 @@ class LSTMLayer(chainer.FunctionNode):
     w_h (4H, H), b (4H,) or (8H,) (two biases, summed); outputs hs (N, H) and each sentence's
     final h and c (B, H)."""
 
-    def __init__(self, packing, mask=None):
+    def __init__(self, packing, mask=None, input_again=None):
         self.packing, self.mask = packing, mask  # mask: (N, n_in) or None
+        self.input_again = input_again  # None, or a function giving x's array again
 
     def forward(self, inputs):
         x, h0, c0, w_x, w_h, b = inputs
         self.two_biases = len(b) == 2 * len(w_h)  # NStepLSTM's b0..b3 and b4..b7, summed here
         if self.two_biases:
             b = b[:len(w_h)] + b[len(w_h):]
-        self.x = x  # as given: the layer below keeps it anyway; masked again in backward
+        # x as given: the layer below keeps it anyway (masked again in backward); not kept
+        # where it can be made again (an embedding's rows: the table is kept anyway)
+        self.x = x if self.input_again is None else None
         if self.mask is not None:
-            x = x * self.mask
+            x = dropped(x, self.mask)
         self.lib = _compiled(x)
         steps = self._steps_numpy if self.lib is None else self._steps_compiled
-        self.act, self.hs, self.cs = steps(x, h0, c0, w_x, w_h, b)  # tanh(c): recomputed
+        self.act, hs, cs = steps(x, h0, c0, w_x, w_h, b)
+        self.cs = None  # cells and outputs are recomputed in backward from the gates
         self.retain_inputs((1, 2, 3, 4))
         last = backend.get_array_module(x).asarray(self.packing.final_rows())
-        return self.hs, self.hs[last], self.cs[last]
+        return hs, hs[last], cs[last]
 
     def _steps_numpy(self, x, h0, c0, w_x, w_h, b):
         """The time loop in numpy: ``(act, hs, cs)``, the activated gates (N, 4H) [i, f, a, o],
@@ -117,28 +124,49 @@ class LSTMLayer(chainer.FunctionNode):
             h, c_prev = hs[off[t]:off[t] + n], a_cs + off[t] * row
         return act, hs, cs
 
-    def _input(self):
-        """The (dropped-out) input the forward multiplied, (N, n_in): masked again, not kept."""
-        return self.x if self.mask is None else self.x * self.mask
+    def _cells(self, c0):
+        """(N, H): the cells again, from the kept gates: ``c_t = i a + f c_{t-1}``, all the
+        products ``i a`` at once, then one sequential pass over the steps."""
+        xp = backend.get_array_module(self.act)
+        act, H, off = self.act, c0.shape[1], self.packing.offsets
+        cs = xp.multiply(act[:, :H], act[:, 2 * H:3 * H])
+        tmp = xp.empty_like(c0)
+        c = c0
+        for t, n in enumerate(self.packing.batch_sizes):
+            rows = slice(off[t], off[t] + n)
+            cs[rows] += xp.multiply(act[rows, H:2 * H], c[:n], out=tmp[:n])
+            c = cs[rows]
+        return cs
+
+    def _input(self, out):
+        """The (dropped-out) input the forward multiplied, (N, n_in): masked again (into
+        ``out`` where it fits), not kept; made again by ``input_again`` where given."""
+        x = self.x if self.input_again is None else self.input_again()
+        if self.mask is None:
+            return x
+        fits = out.shape == x.shape and out.dtype == x.dtype
+        return dropped(x, self.mask, out=out if fits else None)
 
     def _previous(self, states, initial, out=None):
-        """(N, H): for every packed row, the state its step read (``initial`` at step 0)."""
+        """(N, H): for every packed row, the state its step read (``initial`` at step 0);
+        ``out`` may be ``states`` (shifted in place: the last steps first)."""
         off, sizes = self.packing.offsets, self.packing.batch_sizes
         prev = backend.get_array_module(states).empty_like(states) if out is None else out
-        prev[:sizes[0]] = initial
-        for t in range(1, len(sizes)):  # step t's sentences are step t-1's first rows
+        for t in reversed(range(1, len(sizes))):  # step t's sentences: step t-1's first rows
             prev[off[t]:off[t + 1]] = states[off[t - 1]:off[t - 1] + sizes[t]]
+        prev[:sizes[0]] = initial
         return prev
 
     def _local_derivatives(self, c0):
-        """``(k_c, k)`` for every token: dc += dh k_c; d(pre-activations) = [dc dc dc dh] k.
+        """``(k_c, k, hs)`` for every token: dc += dh k_c; d(pre-activations) = [dc dc dc dh] k;
+        hs = o tanh(c), the outputs (recomputed, not kept).
 
         k = s (1 - s) for every gate over whole rows, the cell input's block set to 1 - a^2,
         each block then times what its gate multiplied: [a, c_prev, i, tanh c], in place (a
         buffer of those four costs (N, 4H) more at the step's memory peak, and no time).
         """
         xp = backend.get_array_module(self.act)
-        act, tc, H = self.act, xp.tanh(self.cs), self.hs.shape[1]
+        act, tc, H = self.act, xp.tanh(self.cs), self.cs.shape[1]
         i, a, o = act[:, :H], act[:, 2 * H:3 * H], act[:, 3 * H:]
         k = xp.subtract(1, act)
         k *= act
@@ -152,7 +180,7 @@ class LSTMLayer(chainer.FunctionNode):
         k_c = xp.multiply(tc, tc)  # o (1 - tanh(c)^2)
         xp.subtract(1, k_c, out=k_c)
         k_c *= o
-        return k_c, k
+        return k_c, k, xp.multiply(o, tc)
 
     def backward(self, indexes, grad_outputs):
         if self.act is None:
@@ -160,33 +188,36 @@ class LSTMLayer(chainer.FunctionNode):
                                "arrays (run the forward again)")
         h0, c0, w_x, w_h = (v.array for v in self.get_retained_inputs())
         g_hs, g_h, g_c = (None if g is None else g.array for g in grad_outputs)
-        if self.lib is None:
-            d_act, dh, dc = self._backprop_numpy(c0, g_hs, g_h, g_c, w_h)
-            db = d_act.sum(axis=0)
-        else:
-            d_act, dh, dc, db = self._backprop_compiled(c0, g_hs, g_h, g_c, w_h)
-        grads = {0: lambda: matmul(d_act, w_x), 1: lambda: dh, 2: lambda: dc,
-                 3: lambda: matmul(d_act.T, self._input()),
-                 4: lambda: matmul(d_act.T, self._previous(self.hs, h0)),  # h_prev (N, H)
-                 5: lambda: backend.get_array_module(db).concatenate([db, db])
-                 if self.two_biases else db}
-        out = []
-        for i in indexes:
-            g = grads[i]()
-            if i == 0 and self.mask is not None:
-                g *= self.mask
-            out.append(chainer.Variable(g))
+        self.cs = self._cells(c0)
+        backprop = self._backprop_numpy if self.lib is None else self._backprop_compiled
+        d_act, dh, dc, db, hs = backprop(c0, g_hs, g_h, g_c, w_h)
+        # One (N, H) buffer serves in turn as the cells, the outputs, the previous outputs,
+        # the masked input and the input's gradient: the gradients in that order.
+        buf = self._previous(hs, h0, out=hs)
+        g = {1: dh, 2: dc, 5: backend.get_array_module(db).concatenate([db, db])
+             if self.two_biases else db}
+        if 4 in indexes:
+            g[4] = matmul(d_act.T, buf)  # the previous outputs
+        if 3 in indexes:
+            g[3] = matmul(d_act.T, self._input(out=buf))
         # Backward runs once per forward (as in training): what only it needed goes now, so
         # the step's memory falls layer by layer instead of peaking at its end.
-        self.act = self.hs = self.cs = self.x = None
-        return tuple(out)
+        self.cs = self.x = None
+        if 0 in indexes:
+            fits = buf.shape == (len(d_act), w_x.shape[1])
+            g[0] = matmul(d_act, w_x, out=buf if fits else None)
+            if self.mask is not None:
+                dropped(g[0], self.mask, out=g[0])
+        self.act = None
+        return tuple(chainer.Variable(g[i]) for i in indexes)
 
     def _backprop_numpy(self, c0, g_hs, g_h, g_c, w_h):
-        """The time loop backward in numpy: ``(d_act, dh, dc)``, the gradients of the
-        pre-activations (N, 4H, in ``act``'s memory) and of the initial states (B, H)."""
+        """The time loop backward in numpy: ``(d_act, dh, dc, db, hs)``, the gradients of the
+        pre-activations (N, 4H, in ``act``'s memory), of the initial states (B, H) and of the
+        bias, and the outputs (N, H)."""
         xp = backend.get_array_module(w_h)
-        H, off = self.hs.shape[1], self.packing.offsets
-        k_c, d_act = self._local_derivatives(c0)  # d_act is finished in place below
+        H, off = c0.shape[1], self.packing.offsets
+        k_c, d_act, hs = self._local_derivatives(c0)  # d_act is finished in place below
         # A sentence's row is idle after its last step, so its final-state gradient can sit in
         # dh, dc from the start: it is first used at that last step.
         dh = xp.zeros_like(c0) if g_h is None else g_h.copy()
@@ -205,13 +236,13 @@ class LSTMLayer(chainer.FunctionNode):
             d[:, 3 * H:] *= dh[:n]
             dc[:n] *= f[rows]
             matmul(d, w_h, out=dh[:n])
-        return d_act, dh, dc
+        return d_act, dh, dc, d_act.sum(axis=0), hs
 
     def _backprop_compiled(self, c0, g_hs, g_h, g_c, w_h):
         """``_backprop_numpy`` with ``elementwise.c``: each step one pass (the local derivatives
-        and the cell's gradient, into ``act``, summed into the bias's gradient) and one product;
-        returns the bias's gradient as well."""
-        H, off, at = self.hs.shape[1], self.packing.offsets.tolist(), address
+        and the cell's gradient, into ``act``, summed into the bias's gradient; the outputs over
+        the cells) and one product."""
+        H, off, at = c0.shape[1], self.packing.offsets.tolist(), address
         dh = np.zeros(c0.shape, c0.dtype) if g_h is None else np.array(g_h, order="C")
         dc = np.zeros(c0.shape, c0.dtype) if g_c is None else np.array(g_c, order="C")
         c0 = np.ascontiguousarray(c0)
@@ -227,10 +258,10 @@ class LSTMLayer(chainer.FunctionNode):
                                         c_prev, H, a_dh, a_g and a_g + off[t] * row, a_dc,
                                         at(db))
             matmul(self.act[off[t]:off[t] + n], w_h, out=dh[:n])
-        return self.act, dh, dc, db
+        return self.act, dh, dc, db, self.cs
 
 
-def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
+def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None, input_again=None):
     """Run one LSTM layer, input projection included, over a packed batch.
 
     Args:
@@ -238,10 +269,12 @@ def lstm_layer(x, h0, c0, w_x, w_h, b, packing, mask=None):
         h0, c0: (B, H) initial states, in ``packing.order`` (arrays or variables).
         w_x, w_h: (4H, n_in) and (4H, H) weights, gate-major [i, f, a, o]; b: (4H,) bias, or
             (8H,): two such, summed (NStepLSTM's input and recurrent biases, one node less).
-        mask: (N, n_in) dropout mask (already scaled), or None.
+        mask: (N, n_in) dropout mask (already scaled, or a ``DropoutMask``), or None.
+        input_again: None, or a function returning x's array again (its backward calls it
+            rather than keep x: for rows gathered from a table that backward still has).
 
     Returns:
         hs (N, H) packed outputs, and h, c (B, H) at each sentence's last token, in
         ``packing.order``.
     """
-    return LSTMLayer(packing, mask).apply((x, h0, c0, w_x, w_h, b))
+    return LSTMLayer(packing, mask, input_again).apply((x, h0, c0, w_x, w_h, b))

@@ -20,6 +20,7 @@ through the same forward is refused: its gradients were handed over.
 import chainer
 from chainer import backend
 
+from dlhack.model.dropout_mask import dropped
 from dlhack.model.seq2seq import PAD
 
 ROWS = 512  # tokens per block: the products stay large, a block of probabilities small
@@ -34,10 +35,12 @@ def matmul(a, b, out=None):
 class OutputLoss(chainer.FunctionNode):
     """Inputs features (N, H), W (V, H), b (V,); output the summed cross-entropy of the
     targets (N,) over ``normalizer`` (padding, ``PAD``, ignored). ``mask``: (N, H) dropout
-    mask of the features (already scaled), or None."""
+    mask of the features (already scaled, or a ``DropoutMask``), or None. ``overwrite``: the
+    features' gradient goes over the features (read by nothing else: (N, H) less memory)."""
 
-    def __init__(self, targets, normalizer, mask=None):
+    def __init__(self, targets, normalizer, mask=None, overwrite=False):
         self.targets, self.normalizer, self.mask = targets, normalizer, mask
+        self.overwrite = overwrite
         self.grads = None  # (features, W, b) gradients for a loss gradient of normalizer
 
     def forward(self, inputs):
@@ -45,7 +48,8 @@ class OutputLoss(chainer.FunctionNode):
         xp = backend.get_array_module(x)
         with_grads = chainer.config.enable_backprop
         if with_grads:
-            self.grads = (xp.empty_like(x), xp.zeros_like(W), xp.zeros_like(b))
+            self.grads = (x if self.overwrite else xp.empty_like(x), xp.zeros_like(W),
+                          xp.zeros_like(b))
         self.token_loss_sum = 0.0
         for start in range(0, len(x), ROWS):
             self._block(slice(start, start + ROWS), x, W, b, with_grads)
@@ -56,7 +60,7 @@ class OutputLoss(chainer.FunctionNode):
         """One block of tokens: its loss into ``token_loss_sum``, its gradients (of the summed
         loss) into ``grads``."""
         xp = backend.get_array_module(x)
-        x = x[rows] if self.mask is None else x[rows] * self.mask[rows]
+        x = x[rows] if self.mask is None else dropped(x[rows], self.mask[rows])
         valid = self.targets[rows] != PAD
         at = (xp.arange(len(x)), xp.where(valid, self.targets[rows], 0))
         p = matmul(x, W.T)  # (rows, V) logits, then probabilities, in place
@@ -72,11 +76,11 @@ class OutputLoss(chainer.FunctionNode):
         p[at] -= 1  # softmax minus one-hot, for real tokens only:
         p *= valid[:, None]
         g_x, g_W, g_b = self.grads
+        g_W += matmul(p.T, x)  # before g_x: that may go over x
+        g_b += p.sum(axis=0)
         matmul(p, W, out=g_x[rows])
         if self.mask is not None:
-            g_x[rows] *= self.mask[rows]
-        g_W += matmul(p.T, x)
-        g_b += p.sum(axis=0)
+            dropped(g_x[rows], self.mask[rows], out=g_x[rows])
 
     def backward(self, indexes, grad_outputs):
         if self.grads is None:
