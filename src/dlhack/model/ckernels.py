@@ -31,6 +31,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from dlhack.cbuild import shared_library
 
 SOURCE = Path(__file__).with_name("elementwise.c")
@@ -127,6 +129,13 @@ def kernels():
     if os.environ.get(FORCE) == "numpy":
         return None
     return _loaded()[0]
+
+
+def kernels_for(array):
+    """``kernels()`` where the C runs on ``array`` (a float32 numpy array), else None."""
+    if isinstance(array, np.ndarray) and array.dtype == np.float32:
+        return kernels()
+    return None
 
 
 def describe():

@@ -32,7 +32,7 @@ import chainer.functions as F
 import numpy as np
 from chainer import backend
 
-from dlhack.model.ckernels import address, kernels
+from dlhack.model.ckernels import address, kernels_for
 from dlhack.model.dropout_mask import DropoutMask
 from dlhack.model.fused_lstm import lstm_layer
 from dlhack.model.fused_output import OutputLoss
@@ -65,7 +65,7 @@ class GatherRows(chainer.FunctionNode):
         xp = backend.get_array_module(gy)
         gx = xp.zeros((self.n_rows,) + gy.shape[1:], gy.dtype)
         index, rows = self.index[self.valid], gy[self.valid]
-        lib = kernels() if xp is np and gy.dtype == np.float32 else None
+        lib = kernels_for(gy)
         if lib is not None:  # numpy's add.at, in one pass (dlhack.model.ckernels)
             index, rows = index.astype(np.int64), np.ascontiguousarray(rows)
             lib.scatter_add_rows(len(index), rows[0].size if len(rows) else 0, address(index),

@@ -33,7 +33,7 @@ import chainer
 import numpy as np
 from chainer import backend
 
-from dlhack.model.ckernels import address, kernels
+from dlhack.model.ckernels import address, kernels_for
 from dlhack.model.dropout_mask import dropped
 
 
@@ -41,11 +41,6 @@ def matmul(a, b, out=None):
     """``a @ b`` (into ``out``). Every matrix product here goes through this name, so that
     ``dlhack.bench.flops.GemmMeter`` can count and time them."""
     return backend.get_array_module(a).matmul(a, b, out=out)
-
-
-def _compiled(x):
-    """``elementwise.c``'s library where it runs (float32 numpy arrays), else None."""
-    return kernels() if isinstance(x, np.ndarray) and x.dtype == np.float32 else None
 
 
 class LSTMLayer(chainer.FunctionNode):
@@ -67,7 +62,7 @@ class LSTMLayer(chainer.FunctionNode):
         self.x = x if self.input_again is None else None
         if self.mask is not None:
             x = dropped(x, self.mask)
-        self.lib = _compiled(x)
+        self.lib = kernels_for(x)
         steps = self._steps_numpy if self.lib is None else self._steps_compiled
         self.act, hs, cs = steps(x, h0, c0, w_x, w_h, b)
         self.cs = None  # cells and outputs are recomputed in backward from the gates

@@ -25,7 +25,7 @@ import chainer
 import numpy as np
 from chainer import backend
 
-from dlhack.model.ckernels import address, kernels
+from dlhack.model.ckernels import address, kernels_for
 
 CHUNK = 32768  # elements per pass: five float32 chunks (param, grad, m, v, scratch) fit in L2
 
@@ -82,8 +82,7 @@ class PackedAdam(chainer.optimizers.Adam):
         self.call_hooks("pre")
         self.t += 1
         self._repack()
-        lib = kernels() if isinstance(self._data, np.ndarray) and self._data.dtype == np.float32 \
-            else None  # elementwise.c (dlhack.model.ckernels), else numpy's passes below
+        lib = kernels_for(self._data)  # elementwise.c (dlhack.model.ckernels), else numpy's passes
         hp = self.hyperparam
         step = (1.0 - hp.beta1, 1.0 - hp.beta2, hp.eta * self.alpha_t, hp.eps)
         for p, begin, end in zip(self._params, self._bounds[:-1], self._bounds[1:]):
