@@ -86,6 +86,8 @@ def test_dlhack_run_inside_a_learners_server_step(one_node, learner, site, work)
         assert r["slurm"]["SLURM_JOB_ID"] == job and r["slurm"]["SLURM_STEP_ID"] == step_id, r
         # what would make hydra or a library think it is a rank of srun, or start srun itself
         assert not {"SLURM_PROCID", "SLURM_NODELIST", "SLURM_JOB_NODELIST"} & set(r["slurm"]), r
+    # salloc has returned: the job ends (it may show COMPLETING for a moment) and nothing is left
+    assert one_node.wait_job(job, timeout=30)["JobState"] == "COMPLETED"
     assert one_node.squeue(user=learner) == []
 
 
