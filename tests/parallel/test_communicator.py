@@ -41,3 +41,30 @@ def test_communicator_allreduce_and_objects(mpi_comm):
 def test_unknown_communicator_name_says_what_exists():
     with pytest.raises(ValueError, match="ring"):
         create_communicator("tree", mpi_comm=object())
+
+
+@pytest.mark.mpi(ranks=[1, 2, 3], timeout=60)
+def test_mean_grad_leaves_means_that_later_calls_do_not_touch(mpi_comm):
+    """The mean of every gradient, each call's own: the gradients become pieces of a buffer
+    made for that call, not views of one shared by every call."""
+    from tests.parallel.tiny_mlp import make_mlp
+
+    rank, size = mpi_comm.rank, mpi_comm.size
+    comm = create_communicator("ring", mpi_comm=mpi_comm)
+    model = make_mlp()
+    means = []
+    for step in range(2):
+        model.cleargrads()
+        grads = {name: np.full(p.shape, (rank + 1) * (step + 1), p.dtype)
+                 for name, p in sorted(model.namedparams()) if name != "/unused/W"}
+        for name, p in sorted(model.namedparams()):
+            p.grad = grads.get(name)
+        comm.multi_node_mean_grad(model, zero_fill=True)
+        means.append({name: p.grad for name, p in model.namedparams()})
+
+    for step, mean in enumerate(means):
+        expected = (size + 1) / 2 * (step + 1)  # the mean of (rank + 1) * (step + 1)
+        for name, grad in mean.items():
+            np.testing.assert_array_equal(
+                grad, 0.0 if name == "/unused/W" else expected, err_msg=f"step {step} {name}")
+    assert not np.shares_memory(means[0]["/l1/W"], means[1]["/l1/W"])

@@ -161,7 +161,8 @@ def test_a_bucket_is_complete_after_init_and_sums_its_gradients(mpi_comm):
     was_in_flight = bucket.wait()
     total = size * (size + 1) / 2  # sum over ranks of rank + 1
 
-    assert fields == {"names", "buffer", "views", "uses_left", "request"}
+    assert fields == {"names", "sizes", "dtype", "buffer", "views", "uses_left", "written",
+                      "request"}
     assert set(vars(bucket)) == fields, "a step added state that __init__ did not set"
     assert ready_at_init and ready == [False, False, False, True]
     assert was_in_flight and bucket.request is None and not bucket.wait()
@@ -186,3 +187,29 @@ def test_the_hook_holds_all_its_state_from_init():
     assert set(vars(hook)) == fields, "a step added state that __init__ did not set"
     assert len(hook.buckets) > 1 and hook.layout == [bucket.names for bucket in hook.buckets]
     assert all(set(vars(bucket)) == set(vars(hook.buckets[0])) for bucket in hook.buckets)
+
+
+@pytest.mark.mpi(ranks=[1, 2], timeout=60)
+def test_a_bucket_share_is_copied_then_added_and_a_missing_one_is_zero(mpi_comm):
+    """A bucket's buffer is new each step and never zeroed first: the first share of a
+    gradient is copied in and the next ones added; a gradient that no node gave a share of
+    (its backward returned None) is zero; the last step's buffer is left as it was."""
+    comm = create_communicator("mpi", mpi_comm=mpi_comm)
+    params = dict(sorted(make_mlp().namedparams()))
+    bucket = Bucket(["/l2/b", "/l1/W"], params, np.float32)
+    bucket.reset({"/l2/b": ["node a", "node b"], "/l1/W": ["node c"]})
+    before = bucket.buffer
+    before[...] = 7.0  # what a last step left there
+    bucket.reset({"/l2/b": ["node a", "node b"], "/l1/W": ["node c"]})
+    bucket.buffer[...] = np.nan  # np.empty's garbage, at worst
+    bucket.add("/l2/b", np.full(3, 1.0))
+    bucket.count_down("/l2/b")
+    bucket.add("/l2/b", np.full(3, 2.0))
+    bucket.count_down("/l2/b")
+    bucket.count_down("/l1/W")  # node c's backward gave no gradient for it
+    bucket.start(comm)
+    bucket.wait()
+
+    assert bucket.buffer is not before and (before == 7.0).all()
+    np.testing.assert_array_equal(bucket.views["/l2/b"], 3.0 * mpi_comm.size)
+    np.testing.assert_array_equal(bucket.views["/l1/W"], 0.0)

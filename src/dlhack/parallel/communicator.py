@@ -87,7 +87,6 @@ class Communicator:
         self._allreduce = ALGORITHMS[algorithm]
         self.intra_rank, self.intra_size, self.inter_rank, self.inter_size = host_ranks(
             mpi_comm, hostname)
-        self._buffer = np.empty(0, np.float32)  # the packed gradients, grown once, then reused
 
     def __repr__(self):
         return f"Communicator({self.name!r}, rank={self.rank}, size={self.size})"
@@ -139,9 +138,12 @@ class Communicator:
     def multi_node_mean_grad(self, model, zero_fill=False):
         """Replace every gradient with its mean over ranks, in one allreduce.
 
-        All gradients are packed into one flat buffer, summed with a single allreduce,
-        divided by ``size`` and unpacked. One big message pays the latency alpha once; one
-        message per parameter array would pay it once per array (a seq2seq model has dozens).
+        All gradients are packed into one flat buffer, each divided by ``size`` on the way,
+        and summed with a single allreduce. One big message pays the latency alpha once; one message per
+        parameter array would pay it once per array (a seq2seq model has dozens). Host
+        gradients then simply become their pieces of that buffer (no copy back: a new buffer
+        each call, which Chainer's next ``cleargrads`` lets go); device gradients are copied
+        back to the device.
 
         Args:
             model: a ``chainer.Link``; every rank must have the same parameters with gradients.
@@ -156,24 +158,19 @@ class Communicator:
         if not params:
             return
         dtype = np.result_type(*[param.grad.dtype for param in params])
-        n = sum(param.grad.size for param in params)
-        if self._buffer.dtype != dtype or self._buffer.size < n:
-            self._buffer = np.empty(n, dtype)
-        buffer = self._buffer[:n]  # (n,): every gradient, flattened and end to end
-
-        offset = 0
-        for param in params:  # pack (device gradients come to host here)
-            size = param.grad.size
-            buffer[offset:offset + size] = chainer.backend.CpuDevice().send(param.grad).ravel()
-            offset += size
-        self._allreduce(self.mpi_comm, buffer, out=buffer)
-        buffer /= self.size
-        offset = 0
-        for param in params:  # unpack
-            size = param.grad.size
-            piece = buffer[offset:offset + size].reshape(param.grad.shape)
-            param.grad[...] = param.device.send(piece)
-            offset += size
+        buffer = np.empty(sum(param.grad.size for param in params), dtype)  # every gradient,
+        pieces, offset = [], 0                                              # end to end
+        for param in params:  # pack, divided by size on the way (device gradients come to host)
+            piece = buffer[offset:offset + param.grad.size].reshape(param.grad.shape)
+            np.divide(chainer.backend.CpuDevice().send(param.grad), self.size, out=piece)
+            pieces.append(piece)
+            offset += piece.size
+        self._allreduce(self.mpi_comm, buffer, out=buffer)  # the sum of the shares: the mean
+        for param, piece in zip(params, pieces, strict=True):  # unpack
+            if isinstance(param.grad, np.ndarray) and param.grad.dtype == dtype:
+                param.grad = piece  # the mean, where it already lies
+            else:
+                param.grad[...] = param.device.send(piece.astype(param.grad.dtype, copy=False))
 
     def allreduce_grad(self, model, zero_fill=False):
         """ChainerMN's older name for ``multi_node_mean_grad``."""

@@ -7,12 +7,13 @@
 The machinery of ``OverlappedMultiNodeOptimizer`` (``optimizer.py``, beside the naive
 ``MultiNodeOptimizer``). ``BucketedMeanGrad``, a ``FunctionHook``, holds a list of ``Bucket``s:
 each gathers the gradients of a few parameters and starts its own nonblocking allreduce as soon
-as backward has completed all of them; ``finish`` waits for the rest and writes the mean into
+as backward has completed all of them; ``finish`` waits for the rest and makes the mean
 every ``param.grad``, as ``multi_node_mean_grad`` with ``zero_fill=True`` would.
 
 Cost, for ``n`` gradient elements of itemsize ``s`` in ``k`` buckets, per step: the same
 ``n * s`` bytes as one allreduce, in ``k`` messages (``k`` latencies instead of one); a copy of
-every gradient into its bucket and one back; a walk of the graph, and a ``Test`` of every
+every gradient into its bucket (none back: each ``param.grad`` becomes its slice of a bucket,
+divided there by the number of ranks); a walk of the graph, and a ``Test`` of every
 bucket in flight after each function node. When the parameters change (the first step): one
 ``bcast_obj`` of the plan. The sum is MPI's ``Iallreduce`` on ``comm.mpi_comm``, whatever
 allreduce ``comm`` was made with, or ``comm.iallreduce(buffer)`` where there is one
@@ -99,34 +100,49 @@ class Bucket:
         params: ``{name: chainer.Parameter}``, initialised, holding at least ``names``.
         dtype: the buffer's dtype: the precision of the sum.
 
-    ``views[name]`` is that parameter's slice of ``buffer``. ``reset`` starts a step;
+    ``views[name]`` is that parameter's slice of ``buffer``. ``reset`` starts a step with a new
+    buffer (the last step's mean gradients are views of the old one, and stay as they are);
     ``uses_left[name]`` then counts the function nodes whose backward has yet to add their share
-    of that gradient; ``request`` is the allreduce while it is in flight, ``None`` otherwise.
+    of that gradient, and ``written`` holds the names whose slice holds a share already (the
+    first share is copied in, the others added: the buffer is never zeroed first);
+    ``request`` is the allreduce while it is in flight, ``None`` otherwise.
     """
 
     def __init__(self, names, params, dtype):
         self.names = list(names)
-        sizes = [params[name].size for name in self.names]
-        self.buffer = np.zeros(sum(sizes), dtype)  # (sum of sizes,): the gradients, end to end
-        ends = np.cumsum(sizes, dtype=np.int64)
-        self.views = {name: self.buffer[end - size:end]
-                      for name, size, end in zip(self.names, sizes, ends, strict=True)}
-        self.uses_left = dict.fromkeys(self.names, 0)
-        self.request = None
+        self.sizes = [params[name].size for name in self.names]
+        self.dtype = np.dtype(dtype)
+        self.buffer = self.views = None
+        self.uses_left, self.written, self.request = {}, set(), None
+        self.reset({})
 
     def reset(self, uses):
-        """A new step: zero the buffer; ``len(uses[name])`` nodes will add to each gradient."""
-        self.buffer.fill(0)
-        self.uses_left = {name: len(uses[name]) for name in self.names}
-        self.request = None
+        """A new step: a new buffer; ``len(uses[name])`` nodes will add to each gradient (none:
+        its slice is zero)."""
+        self.buffer = np.empty(sum(self.sizes), self.dtype)  # (sum of sizes,): the gradients
+        ends = np.cumsum(self.sizes, dtype=np.int64)
+        self.views = {name: self.buffer[end - size:end]
+                      for name, size, end in zip(self.names, self.sizes, ends, strict=True)}
+        self.uses_left = {name: len(uses.get(name, ())) for name in self.names}
+        self.written, self.request = set(), None
+        for name, left in self.uses_left.items():
+            if not left:
+                self.views[name].fill(0)
 
     def add(self, name, grad):
         """Add one node's share (an array of ``name``'s shape, on any device) to ``name``'s."""
-        self.views[name] += chainer.backend.CpuDevice().send(grad).reshape(-1)
+        share = chainer.backend.CpuDevice().send(grad).reshape(-1)
+        if name in self.written:
+            self.views[name] += share
+        else:
+            self.views[name][...] = share
+            self.written.add(name)
 
     def count_down(self, name):
         """One more node that takes ``name`` as input has run its backward."""
         self.uses_left[name] -= 1
+        if not self.uses_left[name] and name not in self.written:  # no node gave it a share
+            self.views[name].fill(0)
 
     @property
     def ready(self):
@@ -186,8 +202,8 @@ class BucketedMeanGrad(chainer.FunctionHook):
 
     def backward(self, target, loss, loss_scale=None):
         """``loss.backward()`` with the gradients of ``target`` averaged over ranks as it runs."""
+        target.cleargrads()  # first: the last step's buckets go before new ones are made
         self.prepare(target, loss)
-        target.cleargrads()
         try:
             with self:
                 loss.backward(loss_scale=loss_scale)
@@ -274,6 +290,9 @@ class BucketedMeanGrad(chainer.FunctionHook):
             if bucket.wait():
                 self.events.append(("done", i))
         self.seconds_exposed += time.perf_counter() - start
+        for bucket in self.buckets:
+            bucket.buffer /= self.comm.size  # the sums become means, in place
         for name, param in self._params.items():
-            mean = self._bucket_of[name].views[name].reshape(param.shape) / self.comm.size
+            mean = self._bucket_of[name].views[name].reshape(param.shape)
+            # a host gradient is its slice of the bucket (no copy); a device one is sent back
             param.grad = param.device.send(mean.astype(param.dtype, copy=False))
