@@ -96,7 +96,7 @@ def grade_class(box, tmp_path):
         return list(csv.DictReader(f))
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1200)  # with the room's set-up and teardown: 4-10 min on 2 cores
 def test_three_learners_hand_in_from_jupyterlab_and_read_their_feedback(trio, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 

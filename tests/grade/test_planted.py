@@ -1,18 +1,18 @@
 """Planted wrong submissions (tests/grade/submissions/02_collectives/, made by make_submissions.py):
-each gets the verdict it deserves, with a message that says what to look at, within the test
-timeout plus 10 s (see gradetools.time_bound), without changing the notebook and without leaving a
-process behind.
+each gets the verdict it deserves, with a message that says what to look at, without changing the
+notebook and without leaving a process behind. A hang costs its exercise one timeout: the run that
+hung is stopped on the job's clock and the exercise's later runs are not started
+(``hang_stops_its_exercise_only``). How long grading takes is measured by ``dlhack bench grade``,
+not asserted here: a wall-clock bound fails on a loaded machine, whatever its margin.
 
 Each is graded on the exercise its plant is in (the solution and the lab are graded in full in
 test_schedule.py), which keeps the set to about a minute on two cores.
 """
-import time
-
 import pytest
 
 from dlhack.grade import grade_notebook
 from dlhack.grade.report import feedback
-from tests.grade.gradetools import PLANTED, flat, sha256, time_bound, tree_hashes
+from tests.grade.gradetools import PLANTED, flat, sha256, tree_hashes
 from tests.support import ROOT
 
 TIMEOUT = 8  # s per test run; the planted hangs cost one timeout each
@@ -41,8 +41,12 @@ def odd_counts_fail_alone(result):
 
 
 def hang_stops_its_exercise_only(result):
-    assert "hung" in runs_of(result, "test_mean_matches_serial").values()
-    assert set(runs_of(result, "test_one_flat_buffer").values()) <= {"hung", "not_run"}
+    """The hang is caught (on the job's clock: jobs/clock.py), and the exercise's runs after it
+    are not started: it costs one timeout, not one per run."""
+    mean, flat_buffer = (runs_of(result, "test_mean_matches_serial"),
+                         runs_of(result, "test_one_flat_buffer"))
+    assert "hung" in mean.values() and "not_run" in mean.values(), mean
+    assert set(flat_buffer.values()) <= {"hung", "not_run"}, flat_buffer
     assert result["exercises"][0]["score"] == 3  # allreduce_naive, untouched by the plant
 
 
@@ -84,13 +88,8 @@ def test_planted_submission_gets_its_verdict(name, workdir):
     exercises, status, score, top, says, *more = CASES[name]
     path = PLANTED / f"{name}.ipynb"
     before, tests_before = sha256(path), lab_tests()
-    # A hang costs a timeout on the job's clock (jobs/clock.py), which runs at the share of a
-    # core the ranks get: 3 spinning ranks on 2 cores stretch it by about 1.5 on the wall.
-    start, bound = time.monotonic(), time_bound(2 * TIMEOUT + 10)
     result = grade_notebook(path, lab="02_collectives", exercises=exercises, timeout=TIMEOUT,
                             memory_mb=512, workdir=workdir)
-    elapsed = time.monotonic() - start
-    bound = max(bound, time_bound(2 * TIMEOUT + 10))  # the run's own load shows by its end
     text = feedback(result)
     flat = " ".join(text.split())  # phrases may be wrapped across lines
     assert (result["status"], result["score"], result["max_score"]) == (status, score, top), text
@@ -98,7 +97,6 @@ def test_planted_submission_gets_its_verdict(name, workdir):
         assert phrase in flat, f"{phrase!r} not in:\n{text}"
     for check in more:
         check(result)
-    assert elapsed < bound, f"took {elapsed:.1f} s, more than {bound:.0f} s"
     assert sha256(path) == before, "the grader changed the submission"
     assert lab_tests() == tests_before, "the repository's tests changed"
 

@@ -1,24 +1,22 @@
-"""Grading one submission end to end (dlhack.grade.schedule): the solution earns every point in
-well under a minute, the lab none (not yet done), and a process a rank detached is killed too."""
-import time
+"""Grading one submission end to end (dlhack.grade.schedule): the solution earns every point,
+the lab none (not yet done), and a process a rank detached is killed too. How long grading takes
+is measured by ``dlhack bench grade``, not asserted here (a wall-clock bound fails on a loaded
+machine)."""
 
 from dlhack.grade import grade, grade_notebook, notebook
 from dlhack.grade.plan import load_plan
 from dlhack.grade.report import feedback
-from tests.grade.gradetools import LAB, SOLUTION, sha256, time_bound
+from tests.grade.gradetools import LAB, SOLUTION, sha256
 
 
-def test_solution_scores_full_marks_in_well_under_a_minute(workdir):
+def test_solution_scores_full_marks(workdir):
     before = sha256(SOLUTION)
-    start = time.monotonic()
     result = grade_notebook(SOLUTION, workdir=workdir)
-    elapsed = time.monotonic() - start
     verdict = (result["status"], result["score"], result["max_score"])
     assert verdict == ("graded", 10, 10), feedback(result)
     assert all(run["outcome"] == "passed" for ex in result["exercises"] for t in ex["tests"]
                for run in t["runs"])
     assert sha256(SOLUTION) == before
-    assert elapsed < time_bound(45), f"grading the solution took {elapsed:.1f} s"
 
 
 def test_lab_scores_zero_as_not_yet_done(workdir):
