@@ -139,11 +139,11 @@ class Communicator:
         """Replace every gradient with its mean over ranks, in one allreduce.
 
         All gradients are packed into one flat buffer, each divided by ``size`` on the way,
-        and summed with a single allreduce. One big message pays the latency alpha once; one message per
-        parameter array would pay it once per array (a seq2seq model has dozens). Host
-        gradients then simply become their pieces of that buffer (no copy back: a new buffer
-        each call, which Chainer's next ``cleargrads`` lets go); device gradients are copied
-        back to the device.
+        and summed with a single allreduce. One big message pays the latency alpha once; one
+        message per parameter array would pay it once per array (a seq2seq model has dozens).
+        Host gradients then simply become their pieces of that buffer (no copy back: a new
+        buffer each call, which Chainer's next ``cleargrads`` lets go); device gradients are
+        copied back to the device.
 
         Args:
             model: a ``chainer.Link``; every rank must have the same parameters with gradients.
