@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from dlhack.parallel import create_communicator
+from tests.parallel.tiny_mlp import make_mlp
 
 
 @pytest.mark.mpi(ranks=[1, 2, 3, 4], timeout=60)
@@ -47,8 +48,6 @@ def test_unknown_communicator_name_says_what_exists():
 def test_mean_grad_leaves_means_that_later_calls_do_not_touch(mpi_comm):
     """The mean of every gradient, each call's own: the gradients become pieces of a buffer
     made for that call, not views of one shared by every call."""
-    from tests.parallel.tiny_mlp import make_mlp
-
     rank, size = mpi_comm.rank, mpi_comm.size
     comm = create_communicator("ring", mpi_comm=mpi_comm)
     model = make_mlp()
