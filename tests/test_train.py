@@ -139,7 +139,7 @@ def test_two_ranks_train_data_parallel(tmp_path):
 def test_balanced_ranks_train_as_one_process_with_their_global_batch(tmp_path):
     """--balance: 2 ranks of batch 8, each given its share by tokens of every global batch, end
     with the parameters of one process of batch 16 on the same batches (the normalizer keeps
-    the gradient mean exact)."""
+    the gradient mean exact), with the default communicator (shared memory, on one node)."""
     common = ["--n-train", "200", "--units", "16", "--layers", "1", "--n-eval", "4",
               "--iterations", "5", "--eval-every", "0", "--dropout", "0", "--balance",
               "--no-progress"]
@@ -149,6 +149,7 @@ def test_balanced_ranks_train_as_one_process_with_their_global_batch(tmp_path):
     one = json.loads((tmp_path / "1" / "metrics.json").read_text())
     two = json.loads((tmp_path / "2" / "metrics.json").read_text())
     assert one["global_batchsize"] == two["global_batchsize"] == 16
+    assert two["communicator"] == "shm"  # auto, on one node: the means added in shared memory
     assert_close_and_trained(saved_parameters(tmp_path / "2"), saved_parameters(tmp_path / "1"))
 
 

@@ -78,9 +78,9 @@ class TrainConfig:
     gpu: bool = setting(False, "each rank takes GPU intra_rank %% the GPUs it sees, one GPU per "
                         "rank checked (dlhack.parallel.devices)", "-g")
     share_gpu: bool = setting(False, "let ranks of a node share a GPU (trying 2 ranks on 1 GPU)")
-    communicator: str = setting("auto", "auto (ring over mpiexec's ranks) | none (this process "
-                                "alone) | naive | ring | mpi | chainermn:naive | chainermn:flat "
-                                "| chainermn:pure_nccl")
+    communicator: str = setting("auto", "auto (shm over mpiexec's ranks) | none (this process "
+                                "alone) | naive | ring | mpi | shm | chainermn:naive "
+                                "| chainermn:flat | chainermn:pure_nccl")
     eval_every: float = setting(1, "epochs between dev evaluations (0: none)")
     n_eval: int = setting(500, "dev/test sentences to score")
     snapshot_every: int = setting(0, "iterations between snapshots, and one at the end (0: none)")
@@ -96,14 +96,14 @@ class TrainConfig:
 
 
 def make_communicator(name):
-    """The communicator for ``--communicator``: ``"auto"`` is ``"ring"`` over every rank
-    mpiexec started (size one without mpiexec); ``"none"`` is this process alone, a
-    communicator of size one even under mpiexec."""
+    """The communicator for ``--communicator``: ``"auto"`` is ``"shm"`` over every rank
+    mpiexec started (size one without mpiexec; the ring where ranks span nodes); ``"none"`` is
+    this process alone, a communicator of size one even under mpiexec."""
     if name in ("none", None):
         from mpi4py import MPI
 
         return create_communicator("ring", mpi_comm=MPI.COMM_SELF.Dup())
-    return create_communicator("ring" if name == "auto" else name)
+    return create_communicator("shm" if name == "auto" else name)
 
 
 def load_data(config, comm):

@@ -1,14 +1,17 @@
-"""``dlhack bench scaling`` (dlhack.bench.scaling): each point is a training command, and the
-one-process ceiling trains a shard through the bench module."""
+"""``dlhack bench scaling`` (dlhack.bench.scaling): each point is a training command, the
+one-process ceiling trains a shard through the bench module, and a variant with another
+communicator runs beside the plain one."""
 import argparse
+from pathlib import Path
 
 from dlhack.bench import training
-from dlhack.bench.scaling import train_command
+from dlhack.bench.scaling import parse_args, plan_of, train_command
 
 
 def test_bench_scaling_runs_the_ceiling_through_the_bench_module(tmp_path):
     args = argparse.Namespace(iterations=4, epochs=1, batchsize=16, units=16, layers=1,
-                              gc_every=50, corpus=None, threads=1, impl="fused", balance=True)
+                              gc_every=50, corpus=None, threads=1, impl="fused", balance=True,
+                              communicator="auto")
     cmd, _ = train_command(1, args, tmp_path, shard="0/2")
     at = cmd.index("-m")
     assert cmd[at + 1] == "dlhack.bench.training" and cmd[-2:] == ["--shard", "0/2"]
@@ -16,3 +19,19 @@ def test_bench_scaling_runs_the_ceiling_through_the_bench_module(tmp_path):
     assert cmd[cmd.index("-m") + 1] == "dlhack.train" and "--shard" not in cmd
     parsed = training.build_bench_parser().parse_args(cmd[cmd.index("-m") + 2:])
     assert parsed.profile and parsed.impl == "fused" and parsed.balance
+    assert parsed.communicator == "auto"
+
+
+def test_compare_communicator_adds_a_run_with_that_communicator():
+    args = parse_args(["--compare-communicator", "ring", "--iterations", "4"])
+    tables = ({1: [], 2: []}, {}, {}, {2: []}, {2: []})
+    plan = plan_of(2, args, tables, Path("out"))
+    assert [name for name, _, _ in plan] == ["plain", "--communicator ring",
+                                             "2 alone side by side"]
+    (_, table, run), = [p for p in plan if p[0] == "--communicator ring"]
+    assert table is tables[3]
+    cmd, _ = train_command(2, run.args[1], run.args[2])
+    assert cmd[cmd.index("--communicator") + 1] == "ring"
+    plain, _ = train_command(2, args, Path("out"))
+    assert plain[plain.index("--communicator") + 1] == "auto"
+    assert [name for name, _, _ in plan_of(1, args, tables, Path("out"))] == ["plain"]

@@ -38,7 +38,7 @@ def test_bcast_data_and_ranks_stay_bit_identical(mpi_comm):
     rank = mpi_comm.rank
     root_bytes = param_bytes(make_mlp(seed=0))
     checks = {}
-    for name in ("naive", "ring", "mpi"):
+    for name in ("naive", "ring", "mpi", "shm"):
         comm = create_communicator(name, mpi_comm=mpi_comm)
         model = make_mlp(seed=rank)  # different weights on every rank
         comm.bcast_data(model)
@@ -76,11 +76,11 @@ def test_data_parallel_equals_single_process_big_batch(mpi_comm):
     f64 = np.float64  # double precision: the only difference left is the order of additions
     batches = [mlp_examples(3 * size, seed=step, dtype=f64) for step in range(4)]
     results = {}
-    for algorithm in ("naive", "ring", "mpi"):
+    for algorithm in ("naive", "ring", "mpi", "shm"):
         comm = create_communicator(algorithm, mpi_comm=mpi_comm)
         for opt_name, make_optimizer in OPTIMIZERS.items():
             for lazy in (False, True):
-                if algorithm != "ring" and (lazy or opt_name == "MomentumSGD"):
+                if algorithm not in ("ring", "shm") and (lazy or opt_name == "MomentumSGD"):
                     continue  # the algorithms are tested elsewhere; one pass each is enough
 
                 def reference(lazy=lazy):

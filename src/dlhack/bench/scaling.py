@@ -4,6 +4,7 @@
     dlhack bench scaling --ranks 1 2 4 --units 256 --layers 3
     dlhack bench scaling --overlap             # also k ranks with the overlapped allreduce
     dlhack bench scaling --compare-gc          # also k ranks with Python's own collector
+    dlhack bench scaling --compare-communicator ring   # also k ranks with the ring
 
 Each point is ``mpiexec -n k python -m dlhack.train --profile --epochs 1`` (one BLAS thread per
 rank): its throughput and per-rank time breakdown. A whole epoch, so every rank count trains on
@@ -19,13 +20,13 @@ no MPI in a step), and adds up their throughput. The k-rank throughput over that
 what communication and waiting leave. ``--overlap`` adds a k-rank run with ``--overlap``
 (buckets allreduced during backward; its "backward" then includes the communication it
 hides), ``--compare-gc`` one with ``--gc-every 0`` (Python's collector, as before
-``parallel/gcstep.py``).
+``parallel/gcstep.py``), ``--compare-communicator NAME`` one with ``--communicator NAME``
+(``dlhack train``'s default, ``auto``, adds through shared memory on one node: ``shm``).
 
 Cost: repeats x (every rank count, and for k > 1 each variant asked for) training runs of one
 epoch each; writes JSON and a PNG (breakdown per step as stacked bars, efficiency as lines).
 """
 import argparse
-import copy
 import json
 import statistics
 import subprocess
@@ -49,6 +50,8 @@ def train_command(ranks, args, out, overlap=False, shard=None):
             "--n-eval", "8", "--batchsize", str(args.batchsize), "--units", str(args.units),
             "--layers", str(args.layers), "--gc-every", str(args.gc_every), "--no-progress",
             "--out", str(out)]
+    if not shard:
+        argv += ["--communicator", args.communicator]
     if args.corpus:
         argv += ["--corpus", args.corpus]
     if overlap:
@@ -169,6 +172,9 @@ def parse_args(argv):
                    help="also run k > 1 ranks with dlhack train --overlap, side by side")
     p.add_argument("--compare-gc", action="store_true",
                    help="also run k > 1 ranks with --gc-every 0 (Python's collector), side by side")
+    p.add_argument("-C", "--communicator", default="auto", help="dlhack train --communicator")
+    p.add_argument("--compare-communicator", metavar="NAME",
+                   help="also run k > 1 ranks with dlhack train --communicator NAME, side by side")
     p.add_argument("--no-ceiling", dest="ceiling", action="store_false",
                    help="skip the k independent processes side by side (the ceiling)")
     args = p.parse_args(argv)
@@ -179,9 +185,9 @@ def parse_args(argv):
 
 def plan_of(k, args, tables, out):
     """The runs of one repeat at ``k`` ranks: ``[(name, table, run)]``, the plain run first."""
-    runs, overlapped, gc_off, alone = tables
-    args_gc_off = copy.copy(args)
-    args_gc_off.gc_every = 0
+    runs, overlapped, gc_off, other, alone = tables
+    args_gc_off = argparse.Namespace(**{**vars(args), "gc_every": 0})
+    args_other = argparse.Namespace(**{**vars(args), "communicator": args.compare_communicator})
     plan = [("plain", runs, partial(run_point, k, args, out / f"n{k}"))]
     if k in overlapped:
         plan.append(("overlapped", overlapped,
@@ -189,6 +195,9 @@ def plan_of(k, args, tables, out):
     if k in gc_off:
         plan.append(("Python gc", gc_off,
                      partial(run_point, k, args_gc_off, out / f"n{k}-gc-off")))
+    if k in other:
+        plan.append((f"--communicator {args.compare_communicator}", other,
+                     partial(run_point, k, args_other, out / f"n{k}-{args.compare_communicator}")))
     if k in alone:  # each process: one rank's shard, batches and steps
         plan.append((f"{k} alone side by side", alone,
                      partial(run_alone, k, args, out / f"alone{k}")))
@@ -196,12 +205,12 @@ def plan_of(k, args, tables, out):
 
 
 def run_repeats(args, out):
-    """Every repeat of every run; returns ``(runs, overlapped, gc_off, alone)``, each
+    """Every repeat of every run; returns ``(runs, overlapped, gc_off, other, alone)``, each
     ``{k: [metrics per repeat]}``."""
     many = [k for k in args.ranks if k > 1]
-    tables = ({k: [] for k in args.ranks}, {k: [] for k in many if args.overlap},
-              {k: [] for k in many if args.compare_gc}, {k: [] for k in many if args.ceiling})
-    runs, alone = tables[0], tables[3]
+    tables = ({k: [] for k in args.ranks}, *({k: [] for k in many if wanted} for wanted in (
+        args.overlap, args.compare_gc, args.compare_communicator, args.ceiling)))
+    runs, alone = tables[0], tables[4]
     for repeat in range(args.repeats):
         for k in args.ranks:
             plan = plan_of(k, args, tables, out)
@@ -219,12 +228,14 @@ def run_repeats(args, out):
     return tables
 
 
-def against_ceiling(results, ceiling, overlap, python_gc):
+def against_ceiling(tables):
     """Each repeat's k-rank run over the ceiling run of that repeat, as ``of_ceiling``."""
-    for key, c in ceiling.items():
+    results = tables["results"]
+    for key, c in tables["ceiling"].items():
         results[key]["ceiling_efficiency"] = c["efficiency"]
-        for name, table in (("of_ceiling", results), ("overlap_of_ceiling", overlap),
-                            ("gc_off_of_ceiling", python_gc)):
+        for name, table in (("of_ceiling", results), ("overlap_of_ceiling", tables["overlap"]),
+                            ("gc_off_of_ceiling", tables["gc_off"]),
+                            ("other_of_ceiling", tables["other"])):
             if key in table:
                 table[key]["of_ceiling"] = statistics.median(
                     m["sentences_per_sec"] / a["sentences_per_sec"]
@@ -232,7 +243,8 @@ def against_ceiling(results, ceiling, overlap, python_gc):
                 results[key][name] = table[key]["of_ceiling"]
 
 
-VARIANTS = (("overlapped", "overlap"), ("Python gc", "gc_off"), ("alone (ceiling)", "ceiling"))
+VARIANTS = (("overlapped", "overlap"), ("Python gc", "gc_off"), ("other comm.", "other"),
+            ("alone (ceiling)", "ceiling"))
 
 
 def print_report(args, tables):
@@ -251,6 +263,7 @@ def print_report(args, tables):
                   f"{r['efficiency']:>11.3f} {frac}")
     titles = {"overlap": "overlapped (backward includes the allreduce it hides)",
               "gc_off": "with Python's own garbage collector (--gc-every 0)",
+              "other": f"with --communicator {args.compare_communicator}",
               "ceiling": "alone, side by side (no MPI)"}
     for k in args.ranks:
         table = step_profile.format_breakdown(results[str(k)]["profile"])
@@ -268,11 +281,11 @@ def main(argv=None):
     args = parse_args(argv)
     out = Path(args.out)
     print(f"BLAS: {blas_info()}; {args.threads} thread(s) per rank")
-    runs, overlapped, gc_off, alone = run_repeats(args, out)
+    runs, overlapped, gc_off, other, alone = run_repeats(args, out)
     tables = {"results": summarise(runs, runs, args), "ceiling": summarise(alone, runs, args),
               "overlap": summarise(overlapped, runs, args),
-              "gc_off": summarise(gc_off, runs, args)}
-    against_ceiling(tables["results"], tables["ceiling"], tables["overlap"], tables["gc_off"])
+              "gc_off": summarise(gc_off, runs, args), "other": summarise(other, runs, args)}
+    against_ceiling(tables)
     print_report(args, tables)
     for table in tables.values():
         for r in table.values():

@@ -17,6 +17,7 @@ and bytes):
 - ``allreduce_mpi``        lesson 2: MPI's own Allreduce (the reference)
 - ``hosts``                lesson 3: intra_rank / inter_rank from host names
 - ``communicator``         lesson 3: ranks, bcast_data, multi_node_mean_grad, object messages
+- ``shared_memory``        its fast sibling on one node: the means added in shared memory
 - ``optimizer``            lesson 3: the multi-node optimizer, naive (``MultiNodeOptimizer``)
                            beside overlapped (``OverlappedMultiNodeOptimizer``, lesson 9)
 - ``scatter``              lesson 3: dataset and index scattering

@@ -1,6 +1,6 @@
 """The communicator: who am I, who shares my node, and how do we sum gradients.
 
-    comm = create_communicator("ring")             # ours: "naive", "ring" or "mpi"
+    comm = create_communicator("ring")             # ours: "naive", "ring", "mpi" or "shm"
     comm = create_communicator("chainermn:naive")  # ChainerMN's own, behind the same flag
 
 Ours implements the part of ChainerMN's ``CommunicatorBase`` that ChainerMN's helpers call
@@ -22,6 +22,9 @@ one allreduce of all ``n`` gradients packed together, whatever their number of a
 messages and bytes are the algorithm's: see each ``allreduce_*`` module); ``bcast_data`` is one
 ``Bcast`` per parameter array; the ``*_obj`` methods send one pickle each, for small objects.
 
+Its fast sibling, ``SharedMemoryCommunicator`` (``"shm"``, ``dlhack train``'s default), adds
+the gradients of ranks on one node in memory they share, with no messages (``shared_memory``).
+
 Lesson: "The communicator". The three algorithms live in ``allreduce_naive``,
 ``allreduce_ring`` and ``allreduce_mpi``.
 """
@@ -29,7 +32,7 @@ import chainer
 import numpy as np
 from mpi4py import MPI
 
-from dlhack.parallel import allreduce_mpi, allreduce_naive, allreduce_ring
+from dlhack.parallel import allreduce_mpi, allreduce_naive, allreduce_ring, shared_memory
 from dlhack.parallel.hosts import host_ranks
 
 ALGORITHMS = {
@@ -38,14 +41,15 @@ ALGORITHMS = {
     "mpi": allreduce_mpi.allreduce,
 }
 CHAINERMN_NAMES = ("chainermn:naive", "chainermn:flat", "chainermn:pure_nccl")
-NAMES = tuple(ALGORITHMS) + CHAINERMN_NAMES
+NAMES = (*ALGORITHMS, "shm", *CHAINERMN_NAMES)
 
 
 def create_communicator(name="ring", mpi_comm=None, hostname=None, cuda_aware=False):
     """Create our communicator, or ChainerMN's when ``name`` starts with ``"chainermn:"``.
 
     Args:
-        name: ``"naive"``, ``"ring"``, ``"mpi"`` (ours) or ``"chainermn:naive"``,
+        name: ``"naive"``, ``"ring"``, ``"mpi"``, ``"shm"`` (ours: ``"shm"`` is the
+            ring's communicator adding through shared memory, ``shared_memory``) or ``"chainermn:naive"``,
             ``"chainermn:flat"``, ``"chainermn:pure_nccl"`` (ChainerMN's; the last two need GPUs).
         mpi_comm: the ``mpi4py`` communicator to run on. Default: a duplicate of
             ``MPI.COMM_WORLD``, so our messages never mix with anyone else's.
@@ -58,6 +62,8 @@ def create_communicator(name="ring", mpi_comm=None, hostname=None, cuda_aware=Fa
         import chainermn  # imported only when asked for
 
         return chainermn.create_communicator(name.split(":", 1)[1], mpi_comm=mpi_comm)
+    if name == "shm":
+        return SharedMemoryCommunicator(mpi_comm, hostname=hostname)
     if name not in ALGORITHMS:
         raise ValueError(f"unknown communicator {name!r}; choose from {', '.join(NAMES)}")
     return Communicator(mpi_comm, name, hostname=hostname, cuda_aware=cuda_aware)
@@ -68,6 +74,39 @@ def _as_bytes(array):
     if not array.flags.c_contiguous:
         raise ValueError("MPI buffers must be C-contiguous")
     return array.reshape(-1).view(np.uint8)
+
+
+def gradients(model, zero_fill=False):
+    """``model``'s parameters whose gradients are averaged, in name order (the same on every
+    rank); with ``zero_fill``, a parameter without a gradient first gets a zero one."""
+    params = [param for _, param in sorted(model.namedparams())
+              if param.array is not None and (zero_fill or param.grad is not None)]
+    for param in params:
+        if param.grad is None:
+            param.grad = param.xp.zeros_like(param.array)
+    return params
+
+
+def pack(params, buffer, size):
+    """Copy every gradient of ``params``, divided by ``size``, end to end into the flat host
+    ``buffer`` (device gradients come to the host on the way); returns each one's piece."""
+    pieces, offset = [], 0
+    for param in params:
+        piece = buffer[offset:offset + param.grad.size].reshape(param.grad.shape)
+        np.divide(chainer.backend.CpuDevice().send(param.grad), size, out=piece)
+        pieces.append(piece)
+        offset += piece.size
+    return pieces
+
+
+def unpack(params, pieces):
+    """Each gradient becomes its piece (the mean, where it already lies) when it is a host array
+    of the piece's dtype; otherwise the piece is copied into it (to the device)."""
+    for param, piece in zip(params, pieces, strict=True):
+        if isinstance(param.grad, np.ndarray) and param.grad.dtype == piece.dtype:
+            param.grad = piece
+        else:
+            param.grad[...] = param.device.send(piece.astype(param.grad.dtype, copy=False))
 
 
 class Communicator:
@@ -150,27 +189,14 @@ class Communicator:
             zero_fill: give parameters without a gradient (unused in this step) a zero one and
                 include them, so every rank sends the same layout; otherwise skip them.
         """
-        params = [param for _, param in sorted(model.namedparams())
-                  if param.array is not None and (zero_fill or param.grad is not None)]
-        for param in params:
-            if param.grad is None:
-                param.grad = param.xp.zeros_like(param.array)
+        params = gradients(model, zero_fill)
         if not params:
             return
         dtype = np.result_type(*[param.grad.dtype for param in params])
         buffer = np.empty(sum(param.grad.size for param in params), dtype)  # every gradient,
-        pieces, offset = [], 0                                              # end to end
-        for param in params:  # pack, divided by size on the way (device gradients come to host)
-            piece = buffer[offset:offset + param.grad.size].reshape(param.grad.shape)
-            np.divide(chainer.backend.CpuDevice().send(param.grad), self.size, out=piece)
-            pieces.append(piece)
-            offset += piece.size
+        pieces = pack(params, buffer, self.size)                            # end to end
         self._allreduce(self.mpi_comm, buffer, out=buffer)  # the sum of the shares: the mean
-        for param, piece in zip(params, pieces, strict=True):  # unpack
-            if isinstance(param.grad, np.ndarray) and param.grad.dtype == dtype:
-                param.grad = piece  # the mean, where it already lies
-            else:
-                param.grad[...] = param.device.send(piece.astype(param.grad.dtype, copy=False))
+        unpack(params, pieces)
 
     def allreduce_grad(self, model, zero_fill=False):
         """ChainerMN's older name for ``multi_node_mean_grad``."""
@@ -198,3 +224,40 @@ class Communicator:
     def recv_obj(self, source, status=None, tag=MPI.ANY_TAG):
         """Receive an object sent with ``send_obj`` from rank ``source``."""
         return self.mpi_comm.recv(source=source, tag=tag, status=status)
+
+
+class SharedMemoryCommunicator(Communicator):
+    """``Communicator`` whose ``multi_node_mean_grad`` adds in memory the ranks of one node
+    share (``shared_memory``: no messages); the ring's where they do not.
+
+    Args:
+        mpi_comm: the ``mpi4py.MPI.Comm`` to use.
+        hostname: pretend this rank runs on this host (see ``dlhack.parallel.hosts``).
+    """
+
+    def __init__(self, mpi_comm, hostname=None):
+        super().__init__(mpi_comm, "ring", hostname=hostname)
+        self.name = "shm"
+        # Collective, once: can every rank map every other rank's memory?
+        node = mpi_comm.Split_type(MPI.COMM_TYPE_SHARED)
+        self.shares_memory = node.size == mpi_comm.size and self.inter_size == 1
+        node.Free()
+        self._windows = {}  # (n, dtype): shared_memory.SharedWindows, one per layout seen
+
+    def multi_node_mean_grad(self, model, zero_fill=False):
+        """Replace every gradient with its mean over ranks, added in shared memory (the steps
+        are in ``shared_memory``'s docstring). The means are views of one shared buffer, valid
+        until the next call. The ring's path with one rank, ranks on several nodes, or
+        gradients on a device or of mixed dtypes. Arguments as for ``Communicator``'s."""
+        params = gradients(model, zero_fill)
+        if not params:
+            return
+        dtype = np.result_type(*[param.grad.dtype for param in params])
+        host = all(isinstance(p.grad, np.ndarray) and p.grad.dtype == dtype for p in params)
+        if self.size == 1 or not self.shares_memory or not host:
+            return super().multi_node_mean_grad(model, zero_fill)
+        n = sum(param.grad.size for param in params)
+        shared = shared_memory.windows_for(self._windows, self.mpi_comm, n, dtype)
+        pieces = pack(params, shared.slots[self.rank], self.size)  # 1. my share, in my slot
+        unpack(params, shared_memory.sum_slots(self.mpi_comm, shared,
+                                               [piece.shape for piece in pieces]))
