@@ -48,8 +48,8 @@ def create_communicator(name="ring", mpi_comm=None, hostname=None, cuda_aware=Fa
     """Create our communicator, or ChainerMN's when ``name`` starts with ``"chainermn:"``.
 
     Args:
-        name: ``"naive"``, ``"ring"``, ``"mpi"``, ``"shm"`` (ours: ``"shm"`` is the
-            ring's communicator adding through shared memory, ``shared_memory``) or ``"chainermn:naive"``,
+        name: ``"naive"``, ``"ring"``, ``"mpi"``, ``"shm"`` (ours; ``"shm"``: the ring's,
+            adding in shared memory on one node) or ``"chainermn:naive"``,
             ``"chainermn:flat"``, ``"chainermn:pure_nccl"`` (ChainerMN's; the last two need GPUs).
         mpi_comm: the ``mpi4py`` communicator to run on. Default: a duplicate of
             ``MPI.COMM_WORLD``, so our messages never mix with anyone else's.
