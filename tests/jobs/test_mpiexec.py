@@ -56,7 +56,7 @@ def test_dlhacks_launches_start_their_ranks_here_inside_an_allocation():
               "PATH": "/bin"}
     env = local_env(server)
     assert env == {"SLURM_JOB_ID": "42", "SLURM_CPUS_ON_NODE": "2", "PATH": "/bin", **LOCAL}
-    assert LOCAL == {"HYDRA_LAUNCHER": "fork"}
+    assert LOCAL == {"HYDRA_LAUNCHER": "fork", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
     _, started = mpiexec_command(2, ["python", "x.py"], env=server)
     assert {k: v for k, v in started.items() if k not in THREAD_VARIABLES} == env
     assert local_env(env) == env

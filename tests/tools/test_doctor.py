@@ -45,6 +45,12 @@ def test_doctor_passes_without_activating_the_environment(tmp_path):
     bare = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
                            if not (os.path.isfile(os.path.join(p, "mpiexec"))
                                    or os.path.isfile(os.path.join(p, "dlhack"))))
+    # A system MPI puts mpiexec in /usr/bin, beside bwrap: keep the sandbox's tool reachable.
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    if shutil.which("bwrap") and not shutil.which("bwrap", path=bare):
+        (tools / "bwrap").symlink_to(shutil.which("bwrap"))
+    bare = os.pathsep.join([str(tools), bare])
     env = dict(os.environ, PATH=bare)
     assert shutil.which("mpiexec", path=bare) is None
     done = doctor("-n", "2", "--json", str(tmp_path / "doctor.json"), env=env)

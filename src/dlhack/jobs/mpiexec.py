@@ -39,7 +39,9 @@ LAUNCHER_PREFIXES = ("PMI_", "PMIX_", "HYDRA_", "MPIR_", "OMPI_")
 # every process of a one-task step (a hub server, and so its kernels) carries as 0.
 ALLOCATION_VARIABLES = ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_NNODES",
                         "SLURM_TASKS_PER_NODE", "SLURM_PROCID")
-LOCAL = {"HYDRA_LAUNCHER": "fork"}  # hydra: start every proxy here, whatever host list it has
+# hydra: start every proxy here, whatever host list it has; Open MPI (a site MPI): start more
+# ranks than this node has cores when asked to (hydra always does; a check runs up to 3 ranks)
+LOCAL = {"HYDRA_LAUNCHER": "fork", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
