@@ -32,6 +32,10 @@ def serial_mean(mpi_comm, grads):
             for name in grads}
 
 
+def grad_of(model, name):
+    return dict(model.namedparams())[name].grad
+
+
 def window_of(comm):
     """The one shared mean window ``comm`` made so far, or None."""
     assert len(comm._windows) <= 1
@@ -78,7 +82,7 @@ def test_means_averaged_again_and_a_new_layout(mpi_comm):
     first = {n: p.grad.copy() for n, p in model.namedparams() if p.grad is not None}
     comm.multi_node_mean_grad(model)
     for name, mean in first.items():
-        np.testing.assert_allclose(getattr_grad(model, name), mean, rtol=1e-6, err_msg=name)
+        np.testing.assert_allclose(grad_of(model, name), mean, rtol=1e-6, err_msg=name)
 
     grads = set_grads(model, rank, step=1)
     comm.multi_node_mean_grad(model, zero_fill=True)
@@ -87,10 +91,6 @@ def test_means_averaged_again_and_a_new_layout(mpi_comm):
     for name, p in model.namedparams():
         want = expected.get(name, 0.0)
         np.testing.assert_allclose(p.grad, want, rtol=1e-6, atol=1e-6, err_msg=name)
-
-
-def getattr_grad(model, name):
-    return dict(model.namedparams())[name].grad
 
 
 @pytest.mark.mpi(ranks=[2, 3], timeout=60)
@@ -108,6 +108,6 @@ def test_ranks_on_different_hosts_or_mixed_dtypes_take_the_ring(mpi_comm):
         comm.multi_node_mean_grad(model)
         expected = serial_mean(mpi_comm, grads)
         for name, mean in expected.items():
-            np.testing.assert_allclose(getattr_grad(model, name), mean, rtol=1e-6, atol=1e-6,
+            np.testing.assert_allclose(grad_of(model, name), mean, rtol=1e-6, atol=1e-6,
                                        err_msg=f"{case} {name}")
         assert not comm._windows, case

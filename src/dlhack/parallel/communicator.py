@@ -87,15 +87,21 @@ def gradients(model, zero_fill=False):
     return params
 
 
+def pieces_of(buffer, params):
+    """Consecutive views of the flat ``buffer``, one shaped like each gradient of ``params``."""
+    pieces, offset = [], 0
+    for param in params:
+        pieces.append(buffer[offset:offset + param.grad.size].reshape(param.grad.shape))
+        offset += param.grad.size
+    return pieces
+
+
 def pack(params, buffer, size):
     """Copy every gradient of ``params``, divided by ``size``, end to end into the flat host
     ``buffer`` (device gradients come to the host on the way); returns each one's piece."""
-    pieces, offset = [], 0
-    for param in params:
-        piece = buffer[offset:offset + param.grad.size].reshape(param.grad.shape)
+    pieces = pieces_of(buffer, params)
+    for param, piece in zip(params, pieces, strict=True):
         np.divide(chainer.backend.CpuDevice().send(param.grad), size, out=piece)
-        pieces.append(piece)
-        offset += piece.size
     return pieces
 
 
@@ -190,8 +196,11 @@ class Communicator:
                 include them, so every rank sends the same layout; otherwise skip them.
         """
         params = gradients(model, zero_fill)
-        if not params:
-            return
+        if params:
+            self._average(params)
+
+    def _average(self, params):
+        """Each gradient of ``params`` (in the same order on every rank) becomes its mean."""
         dtype = np.result_type(*[param.grad.dtype for param in params])
         buffer = np.empty(sum(param.grad.size for param in params), dtype)  # every gradient,
         pieces = pack(params, buffer, self.size)                            # end to end
@@ -244,20 +253,17 @@ class SharedMemoryCommunicator(Communicator):
         node.Free()
         self._windows = {}  # (n, dtype): shared_memory.SharedWindows, one per layout seen
 
-    def multi_node_mean_grad(self, model, zero_fill=False):
-        """Replace every gradient with its mean over ranks, added in shared memory (the steps
-        are in ``shared_memory``'s docstring). The means are views of one shared buffer, valid
-        until the next call. The ring's path with one rank, ranks on several nodes, or
-        gradients on a device or of mixed dtypes. Arguments as for ``Communicator``'s."""
-        params = gradients(model, zero_fill)
-        if not params:
-            return
+    def _average(self, params):
+        """Each gradient becomes its mean, added in shared memory (the steps are in
+        ``shared_memory``'s docstring): views of one shared buffer, valid until the next call.
+        The ring's way with one rank, ranks on several nodes, or gradients on a device or of
+        mixed dtypes."""
         dtype = np.result_type(*[param.grad.dtype for param in params])
         host = all(isinstance(p.grad, np.ndarray) and p.grad.dtype == dtype for p in params)
         if self.size == 1 or not self.shares_memory or not host:
-            return super().multi_node_mean_grad(model, zero_fill)
+            return super()._average(params)
         n = sum(param.grad.size for param in params)
         shared = shared_memory.windows_for(self._windows, self.mpi_comm, n, dtype)
-        pieces = pack(params, shared.slots[self.rank], self.size)  # 1. my share, in my slot
-        unpack(params, shared_memory.sum_slots(self.mpi_comm, shared,
-                                               [piece.shape for piece in pieces]))
+        pack(params, shared.slots[self.rank], self.size)  # 1. my share, in my slot
+        shared_memory.sum_slots(self.mpi_comm, shared)    # 2-4. the sum, in shared.mean
+        unpack(params, pieces_of(shared.mean, params))    # 5. views of the mean

@@ -72,9 +72,9 @@ def windows_for(cache, mpi_comm, n, dtype):
     return cache[n, dtype]
 
 
-def sum_slots(mpi_comm, shared, shapes):
-    """Steps 2 to 5, once every rank has packed its share into ``shared.slots[rank]``: the sum
-    of the slots, as one view of ``shared.mean`` per shape of ``shapes`` (in packing order)."""
+def sum_slots(mpi_comm, shared):
+    """Steps 2 to 4, once every rank has packed its share into ``shared.slots[rank]``: on
+    return, ``shared.mean`` holds the sum of the slots, on every rank."""
     rank, size, n = mpi_comm.rank, mpi_comm.size, len(shared.mean)
     mpi_comm.Barrier()                                     # 2. every slot full
     begin, end = chunk_bounds(n, size)[rank]               # 3. my chunk of the sum
@@ -83,9 +83,3 @@ def sum_slots(mpi_comm, shared, shapes):
     for slot in slots[2:]:
         np.add(mine, slot, out=mine)
     mpi_comm.Barrier()                                     # 4. every chunk summed
-    views, offset = [], 0                                  # 5. views of the mean
-    for shape in shapes:
-        size_of = int(np.prod(shape, dtype=np.int64))
-        views.append(shared.mean[offset:offset + size_of].reshape(shape))
-        offset += size_of
-    return views
