@@ -58,7 +58,8 @@ def test_train_slurm_on_two_nodes_resumes_after_scancel(two_nodes, learner, site
     match = re.search(r"snapshot: resumed from \S+ at iteration (\d+)", out)
     assert match and int(match.group(1)) >= newest, out
     metrics = json.loads((work / "run" / "metrics.json").read_text())
-    print(f"resumed at iteration {match.group(1)}; {metrics.get('ranks', '?')} ranks")
+    print(f"resumed at iteration {match.group(1)}; {metrics.get('ranks', '?')} ranks; "
+          f"communicator {metrics.get('communicator', '?')}")
 
 
 def test_gpu_check_from_the_submit_folder(one_node, learner, site, work):
