@@ -13,7 +13,7 @@ import pytest
 from mpi4py import MPI
 
 from dlhack.parallel import Communicator, create_communicator, create_multi_node_optimizer
-from dlhack.step_profile import PHASES, ProfilingUpdater, format_breakdown, verdict
+from dlhack.step_profile import PHASES, ProfilingUpdater, format_breakdown, format_waits, verdict
 from tests.support import course_env
 
 
@@ -44,6 +44,32 @@ def test_tiny_batch_is_named():
 def test_waiting_for_a_straggler_is_named():
     text = verdict(summary((1, 40, 60, 80, 3, 2), (1, 90, 130, 1, 3, 2)), batchsize=64, cores=2)
     assert "wait for each other" in text
+
+
+def with_median_waits(summary, *medians):
+    for rank, median in zip(summary["ranks"], medians):
+        rank["wait_median_ms"] = median
+    return summary
+
+
+def test_a_wait_at_every_step_is_told_from_a_few_long_waits():
+    def straggled(*medians):
+        return verdict(with_median_waits(summary((1, 40, 60, 80, 3, 2), (1, 90, 130, 1, 3, 2)),
+                                         *medians), batchsize=64, cores=2)
+
+    every_step = straggled(78.0, 0.9)  # rank 0 waits about as long at its median step
+    assert "wait for each other" in every_step and "every step" in every_step
+    assert "a few long steps" not in every_step
+    spells = straggled(0.2, 0.1)  # the same mean wait, held by a few steps
+    assert "wait for each other" in spells and "a few long steps" in spells
+    assert "every step" not in spells
+
+
+def test_the_waits_line_gives_each_rank_its_median_and_mean_wait():
+    line = format_waits(with_median_waits(summary((1, 40, 60, 3.5, 3, 2),
+                                                  (1, 41, 59, 0.5, 3, 2)), 0.02, 0.25))
+    assert "rank 0 0.02 and 3.50 ms" in line and "rank 1 0.25 and 0.50 ms" in line
+    assert line.endswith("of a 108.0 ms step")
 
 
 def test_baseline_comparison_names_the_phase_that_grew():
@@ -100,15 +126,18 @@ class SlowBackward(chainer.FunctionNode):
 class SlowModel(chainer.Chain):
     """Linear -> softmax cross entropy; the forward pass sleeps ``DELAY["forward"]``."""
 
-    def __init__(self, straggle=0.0):
+    def __init__(self, straggle=0.0, every=1):
         super().__init__()
         self.straggle = straggle  # extra forward time: this rank is a straggler
+        self.every, self.calls = every, 0  # ... at every ``every``-th step
         with self.init_scope():
             normal = chainer.initializers.Normal(0.5, rng=np.random.RandomState(0))
             self.l1 = L.Linear(4, 3, initialW=normal)  # the same weights on every rank
 
     def forward(self, x, t):
-        time.sleep(DELAY["forward"] + self.straggle)
+        late = self.straggle if self.calls % self.every == 0 else 0.0
+        self.calls += 1
+        time.sleep(DELAY["forward"] + late)
         return F.softmax_cross_entropy(SlowBackward().apply((self.l1(x),))[0], t)
 
 
@@ -148,11 +177,11 @@ def multi_node_optimizer(actual, comm):
     return chainermn.create_multi_node_optimizer(actual, comm)
 
 
-def profile_toy(comm, iterations=7, straggle=0.0):
+def profile_toy(comm, iterations=7, straggle=0.0, every=1):
     rng = np.random.RandomState(1)
     data = list(zip(rng.normal(size=(64, 4)).astype(np.float32),
                     rng.randint(0, 3, 64).astype(np.int32)))
-    model = SlowModel(straggle)
+    model = SlowModel(straggle, every)
     optimizer = multi_node_optimizer(SlowSGD(lr=0.1), comm)
     optimizer.setup(model)
     it = chainer.iterators.SerialIterator(data, 8, shuffle=False)
@@ -207,6 +236,22 @@ def test_a_straggler_shows_as_the_others_wait(mpi_comm, name):
     assert ms[straggler]["forward"] >= 1000 * (DELAY["forward"] + extra)
     for rank in range(comm.size - 1):  # everybody else waits for the straggler at the barrier
         assert ms[rank]["wait"] >= 0.75 * 1000 * extra, (rank, ms[rank])
+        assert summary["ranks"][rank]["wait_median_ms"] >= 0.75 * 1000 * extra  # every step
+
+
+@pytest.mark.mpi(ranks=[2], timeout=120)
+def test_a_straggler_now_and_then_leaves_the_median_step_without_a_wait(mpi_comm):
+    # Rank 1's forward takes 60 ms more at steps 0, 3 and 6: two of the five timed steps.
+    comm = create_communicator("ring", mpi_comm=mpi_comm)
+    updater, _ = profile_toy(comm, straggle=0.060 if comm.rank == 1 else 0.0, every=3)
+    summary = updater.summary()
+    waiting = summary["ranks"][0]
+    assert len(updater.waits) == updater.timed_steps == 5
+    assert waiting["ms"]["wait"] >= 0.75 * 1000 * 0.060 * 2 / 5  # the mean holds two waits
+    assert waiting["wait_median_ms"] < 0.25 * waiting["ms"]["wait"]
+    if comm.rank == 0:
+        assert sorted(updater.waits)[-2] >= 0.75 * 0.060  # the two long waits, in seconds
+        assert "a few long steps" in verdict(summary, batchsize=8, cores=2)
 
 
 def test_profile_of_an_overlapped_run_charges_the_exposed_wait_to_allreduce(tmp_path):

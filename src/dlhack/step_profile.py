@@ -15,6 +15,7 @@ Cost: one barrier per step (a profiled run keeps its ranks in step), and on a GP
 synchronisation per phase; ``summary`` gathers one small dict per rank, once at the end.
 """
 import os
+import statistics
 import time
 from contextlib import contextmanager, nullcontext
 
@@ -101,6 +102,7 @@ class ProfilingUpdater(TimedUpdater):
                             "create_multi_node_optimizer(optimizer, comm)")
         self.comm, self.skip = comm, skip  # the same warm-up steps as TimedUpdater leaves out
         self.seconds = dict.fromkeys(PHASES, 0.0)
+        self.waits = []  # each timed step's wait, in seconds: a few long ones, or every step?
         # ChainerMN before v7 called the communicator's ``allreduce_grad``.
         self.mean_grad = ("multi_node_mean_grad" if hasattr(comm, "multi_node_mean_grad")
                           else "allreduce_grad")
@@ -148,7 +150,10 @@ class ProfilingUpdater(TimedUpdater):
               replaced(self.comm, self.mean_grad, wait_then_allreduce),
               replaced(actual, "update", timed_update), exposed):
             self._last = time.perf_counter()
+            waited = self.seconds["wait"]
             super().update_core()  # the ordinary step, through the multi-node optimizer
+            if self.iteration >= self.skip:
+                self.waits.append(self.seconds["wait"] - waited)
 
     def breakdown(self):
         """This rank's mean milliseconds per step for each phase."""
@@ -156,10 +161,28 @@ class ProfilingUpdater(TimedUpdater):
         return {p: 1000 * self.seconds[p] / n for p in PHASES}
 
     def summary(self):
-        """Every rank's breakdown, gathered (the same dict on every rank)."""
-        mine = {"rank": self.comm.rank, "ms": self.breakdown(), "threads": blas_threads()}
+        """Every rank's breakdown, gathered (the same dict on every rank), with the wait of
+        its median step: the mean wait of ``breakdown`` may come from a few long steps."""
+        median = 1000 * statistics.median(self.waits) if self.waits else 0.0
+        mine = {"rank": self.comm.rank, "ms": self.breakdown(), "threads": blas_threads(),
+                "wait_median_ms": median}
         gathered = self.comm.gather_obj(mine)  # None but on rank 0 (ChainerMN insists on it)
         return self.comm.bcast_obj({"ranks": gathered} if self.comm.rank == 0 else None)
+
+
+def wait_cause(summary, mean_wait):
+    """Which kind of waiting a profile shows: at every step, or in a few long steps."""
+    medians = [r["wait_median_ms"] for r in summary["ranks"] if "wait_median_ms" in r]
+    typical = sum(medians) / len(medians) if medians else None
+    if typical is not None and typical < 0.5 * mean_wait:
+        return (f"Yet the median step waits only {typical:.1f} ms: the wait comes in a few long "
+                "steps, so the work is balanced. A rank slowed down for a spell (a busy or "
+                "shared machine), or one rank does work every few steps (a log, a snapshot, "
+                "an evaluation); balancing the batches will not remove it.")
+    every = f" (the median step waits {typical:.1f} ms)" if typical is not None else ""
+    return (f"It is there at every step{every}: some rank has more work per step. Unbalanced "
+            "batches (sort or bucket by length, shuffle), a straggler, or work such as "
+            "evaluation or logging done on one rank inside the step.")
 
 
 def blas_threads():
@@ -178,6 +201,14 @@ def format_breakdown(summary):
         lines.append(f"{r['rank']:>4} " + "".join(f"{ms[p]:>9.1f}ms" for p in PHASES)
                      + f"{sum(ms.values()):>9.1f}ms")
     return "\n".join(lines)
+
+
+def format_waits(summary):
+    """One line: each rank's wait at its median step beside its mean wait per step."""
+    ranks = [r for r in summary["ranks"] if "wait_median_ms" in r]
+    return "wait per step, median step and mean: " + ", ".join(
+        f"rank {r['rank']} {r['wait_median_ms']:.2f} and {r['ms']['wait']:.2f} ms"
+        for r in ranks) + f", of a {sum(mean_breakdown(summary).values()):.1f} ms step"
 
 
 def mean_breakdown(summary):
@@ -225,9 +256,7 @@ def verdict(summary, baseline=None, batchsize=None, ranks_per_node=None, cores=N
                       "(and scale the learning rate), or use a faster communicator.")
     if ms["wait"] > 0.10 * total:
         causes.append(f"Ranks wait for each other: {ms['wait'] / total:.0%} of a step is spent "
-                      "at the barrier before the allreduce. Some rank has more work per step: "
-                      "unbalanced batches (sort or bucket by length, shuffle), a straggler, or "
-                      "work such as evaluation or logging done on one rank inside the step.")
+                      "at the barrier before the allreduce. " + wait_cause(summary, ms["wait"]))
     if ms["data"] > 0.15 * total:
         causes.append(f"Loading data is {ms['data'] / total:.0%} of a step: check that each "
                       "rank reads only its shard and that batches are not built from disk.")

@@ -269,12 +269,15 @@ def print_report(args, tables):
         table = step_profile.format_breakdown(results[str(k)]["profile"])
         print(f"\n{k} rank(s), ms per step:\n{table}")
         if k > 1:
+            print(step_profile.format_waits(results[str(k)]["profile"]))
             print(results[str(k)]["verdict"])
         for key, title in titles.items():
             if str(k) in tables[key]:
-                table = step_profile.format_breakdown(tables[key][str(k)]["profile"])
+                profile = tables[key][str(k)]["profile"]
                 print(f"{k} {'processes' if key == 'ceiling' else 'rank(s)'} {title}, "
-                      f"ms per step:\n{table}")
+                      f"ms per step:\n{step_profile.format_breakdown(profile)}")
+                if key != "ceiling":
+                    print(step_profile.format_waits(profile))
 
 
 def main(argv=None):
