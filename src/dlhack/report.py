@@ -18,7 +18,7 @@ LOG_KEYS = ["epoch", "iteration", "main/loss", "validation/main/loss", "validati
 
 
 def attach(trainer, config, progress=True):
-    """Add the log, the printed table, the progress bar and the live plots.
+    """Add the log, the printed table, the progress bar and the live plot (``LivePlot``).
 
     A run of a fixed number of iterations is a throughput probe: it logs once at the end and
     draws no plots, because the other ranks would wait for rank 0's plotting inside their
@@ -31,13 +31,31 @@ def attach(trainer, config, progress=True):
     else:
         trainer.extend(extensions.LogReport(trigger=(1, "epoch")))
         trainer.extend(extensions.PrintReport(LOG_KEYS))
-        if extensions.PlotReport.available():
-            trainer.extend(extensions.PlotReport(["main/loss", "validation/main/loss"], "epoch",
-                                                 file_name="loss.png"))
-            trainer.extend(extensions.PlotReport(["validation/bleu"], "epoch",
-                                                 file_name="bleu.png"))
+        trainer.extend(LivePlot())
     if progress:
         trainer.extend(ProgressLine())
+
+
+class LivePlot(chainer.training.Extension):
+    """``training.png`` in the trainer's folder, drawn again from ``LogReport``'s log after every
+    epoch: the loss and the dev BLEU so far.
+
+    Chainer's ``PlotReport`` draws such plots too, but it adds every step's observation to a
+    summary of its own, and it imports pyplot inside the first step. ``dlhack train`` freezes
+    what is alive when training starts and collects garbage in step (parallel/gcstep.py): what
+    rank 0 imports later, every one of its collections scans, and the other ranks wait for it.
+    This extension does nothing between epochs, and imports what it draws with before training.
+    """
+
+    trigger = 1, "epoch"
+    priority = chainer.training.PRIORITY_READER  # after LogReport has logged the epoch
+
+    def __init__(self):
+        import matplotlib.backends.backend_agg  # noqa: F401  (see the docstring)
+        import matplotlib.figure  # noqa: F401
+
+    def __call__(self, trainer):
+        plot_log(trainer.get_extension("LogReport").log, Path(trainer.out) / "training.png")
 
 
 class ProgressLine(chainer.training.Extension):
