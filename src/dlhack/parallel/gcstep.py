@@ -17,6 +17,8 @@ steps, at the same iteration on every rank, so the pauses line up and nobody wai
 
 ``gc.freeze()`` first moves everything alive at the start (Chainer, numpy, the corpus, the
 model) out of the collector's sight, so each collection only scans what training made since.
+A module first imported during training is not among them, and every later collection on that
+rank scans it: import before training starts (``report.LivePlot`` does).
 Chainer's graph of a step is freed by reference counting when the step ends; what a collection
 finds is the odd reference cycle, which is why collecting every few dozen steps loses no memory
 to speak of. Only the timing changes, never the numbers: training is bit-identical with and
