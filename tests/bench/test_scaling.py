@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from dlhack.bench import training
-from dlhack.bench.scaling import parse_args, plan_of, train_command
+from dlhack.bench.scaling import parse_args, plan_of, print_report, train_command
 
 
 def test_bench_scaling_runs_the_ceiling_through_the_bench_module(tmp_path):
@@ -35,3 +35,20 @@ def test_compare_communicator_adds_a_run_with_that_communicator():
     plain, _ = train_command(2, args, Path("out"))
     assert plain[plain.index("--communicator") + 1] == "auto"
     assert [name for name, _, _ in plan_of(1, args, tables, Path("out"))] == ["plain"]
+
+
+def test_the_report_gives_the_median_steps_wait_under_each_run_of_two_ranks(capsys):
+    def run(*waits):
+        ranks = [{"rank": r, "threads": 1, "wait_median_ms": w / 10,
+                  "ms": {"data": 0.4, "forward": 15.0, "backward": 18.0, "wait": w,
+                         "allreduce": 1.0, "optimizer": 0.9}} for r, w in enumerate(waits)]
+        return {"median": 3000.0, "efficiency": 0.97, "profile": {"ranks": ranks},
+                "verdict": "no usual cause"}
+
+    args = parse_args(["--overlap"])
+    tables = {"results": {"1": run(0.0), "2": run(0.2, 1.5)}, "overlap": {"2": run(0.0, 0.0)},
+              "ceiling": {"2": run(0.0, 0.0)}, "gc_off": {}, "other": {}}
+    print_report(args, tables)
+    out = capsys.readouterr().out
+    assert "rank 0 0.02 and 0.20 ms, rank 1 0.15 and 1.50 ms" in out
+    assert out.count("wait per step, median step and mean") == 2  # 2 ranks, and overlapped

@@ -266,19 +266,15 @@ def print_report(args, tables):
               "other": f"with --communicator {args.compare_communicator}",
               "ceiling": "alone, side by side (no MPI)"}
     for k in args.ranks:
-        table = step_profile.format_breakdown(results[str(k)]["profile"])
-        print(f"\n{k} rank(s), ms per step:\n{table}")
+        profile = results[str(k)]["profile"]
+        print(f"\n{k} rank(s), ms per step:\n{step_profile.format_breakdown(profile)}")
         if k > 1:
-            print(step_profile.format_waits(results[str(k)]["profile"]))
-            print(results[str(k)]["verdict"])
-        for key, title in titles.items():
-            if str(k) in tables[key]:
-                profile = tables[key][str(k)]["profile"]
-                print(f"{k} {'processes' if key == 'ceiling' else 'rank(s)'} {title}, "
-                      f"ms per step:\n{step_profile.format_breakdown(profile)}")
-                if key != "ceiling":
-                    print(step_profile.format_waits(profile))
-
+            print(f"{step_profile.format_waits(profile)}\n{results[str(k)]['verdict']}")
+        for key, title in ((key, title) for key, title in titles.items() if str(k) in tables[key]):
+            profile = tables[key][str(k)]["profile"]
+            waits = "" if key == "ceiling" else "\n" + step_profile.format_waits(profile)
+            print(f"{k} {'processes' if key == 'ceiling' else 'rank(s)'} {title}, "
+                  f"ms per step:\n{step_profile.format_breakdown(profile)}{waits}")
 
 def main(argv=None):
     args = parse_args(argv)
