@@ -276,6 +276,7 @@ def print_report(args, tables):
             print(f"{k} {'processes' if key == 'ceiling' else 'rank(s)'} {title}, "
                   f"ms per step:\n{step_profile.format_breakdown(profile)}{waits}")
 
+
 def main(argv=None):
     args = parse_args(argv)
     out = Path(args.out)
