@@ -64,7 +64,7 @@ def test_rank_0_reports_draw_every_epoch_and_import_nothing_of_matplotlib_while_
     # What is imported during training is left out of dlhack train's gc.freeze() and is
     # scanned by every collection in step, on rank 0 alone.
     proc = subprocess.run([sys.executable, "-c", TRAIN_WITH_REPORTS, str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[-1] == "[]", proc.stdout[-2000:]
     assert (tmp_path / "training.png").read_bytes()[:8] == PNG  # drawn at the epochs' ends

@@ -4,6 +4,7 @@
 rank 0 only; nothing here talks to other ranks.
 """
 import dataclasses
+import importlib
 import json
 import time
 from pathlib import Path
@@ -51,8 +52,8 @@ class LivePlot(chainer.training.Extension):
     priority = chainer.training.PRIORITY_READER  # after LogReport has logged the epoch
 
     def __init__(self):
-        import matplotlib.backends.backend_agg  # noqa: F401  (see the docstring)
-        import matplotlib.figure  # noqa: F401
+        for module in ("matplotlib.figure", "matplotlib.backends.backend_agg"):
+            importlib.import_module(module)  # now, not inside a step (see the docstring)
 
     def __call__(self, trainer):
         plot_log(trainer.get_extension("LogReport").log, Path(trainer.out) / "training.png")
