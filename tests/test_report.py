@@ -3,13 +3,14 @@ loaded back whole, the loss/BLEU plot, also for a run too short to have logged a
 the live plot, drawn with nothing imported once training runs."""
 import subprocess
 import sys
+import time
 import types
 
 import numpy as np
 
 from dlhack.corpus import default_corpus
 from dlhack.model.seq2seq import Seq2seq
-from dlhack.report import load_model, plot_log, save_model
+from dlhack.report import LivePlot, load_model, plot_log, save_model
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -32,10 +33,12 @@ def test_a_saved_model_loads_back_with_its_vocabularies(tmp_path):
         [y.tolist() for y in model.translate(sources)]
 
 
+LOG = [{"epoch": 1, "main/loss": 3.0, "validation/main/loss": 3.2, "validation/bleu": 4.0},
+       {"epoch": 2, "main/loss": 2.0, "validation/main/loss": 2.5, "validation/bleu": 9.0}]
+
+
 def test_the_plot_is_written_with_or_without_a_log(tmp_path):
-    log = [{"epoch": 1, "main/loss": 3.0, "validation/main/loss": 3.2, "validation/bleu": 4.0},
-           {"epoch": 2, "main/loss": 2.0, "validation/main/loss": 2.5, "validation/bleu": 9.0}]
-    plot_log(log, tmp_path / "training.png")
+    plot_log(LOG, tmp_path / "training.png")
     plot_log([], tmp_path / "empty.png")
     for name in ("training.png", "empty.png"):
         assert (tmp_path / name).read_bytes()[:8] == PNG
@@ -68,3 +71,17 @@ def test_rank_0_reports_draw_every_epoch_and_import_nothing_of_matplotlib_while_
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[-1] == "[]", proc.stdout[-2000:]
     assert (tmp_path / "training.png").read_bytes()[:8] == PNG  # drawn at the epochs' ends
+
+
+def test_the_live_plot_keeps_to_its_share_of_the_time(tmp_path):
+    plot = LivePlot(budget=0.5)
+    trainer = types.SimpleNamespace(out=str(tmp_path),
+                                    get_extension=lambda name: types.SimpleNamespace(log=LOG))
+    plot(trainer)  # the first epoch's end draws
+    assert plot.drawings == 1 and plot.cost > 0
+    assert (tmp_path / "training.png").read_bytes()[:8] == PNG
+    plot(trainer)  # at once again: drawing now would take more than half the time
+    assert plot.drawings == 1
+    time.sleep(plot.cost / plot.budget)
+    plot(trainer)
+    assert plot.drawings == 2

@@ -38,25 +38,39 @@ def attach(trainer, config, progress=True):
 
 
 class LivePlot(chainer.training.Extension):
-    """``training.png`` in the trainer's folder, drawn again from ``LogReport``'s log after every
-    epoch: the loss and the dev BLEU so far.
+    """``training.png`` in the trainer's folder, drawn again from ``LogReport``'s log at the end
+    of an epoch: the loss and the dev BLEU so far.
 
-    Chainer's ``PlotReport`` draws such plots too, but it adds every step's observation to a
-    summary of its own, and it imports pyplot inside the first step. ``dlhack train`` freezes
-    what is alive when training starts and collects garbage in step (parallel/gcstep.py): what
-    rank 0 imports later, every one of its collections scans, and the other ranks wait for it.
-    This extension does nothing between epochs, and imports what it draws with before training.
+    Rank 0 draws while the other ranks go on to the next step and wait for it there, so the
+    drawing is kept to ``budget`` of the time: after an epoch, the plot is drawn only if the
+    time since the last drawing is at least the last drawing's cost over ``budget`` (the first
+    epoch always draws; ``report.finish`` draws the end). Chainer's ``PlotReport`` would add
+    every step's observation to a summary of its own, and import pyplot inside the first step.
+    ``dlhack train`` freezes what is alive when training starts and collects garbage in step
+    (parallel/gcstep.py): what rank 0 imports later, every one of its collections scans, and
+    the other ranks wait for that too. This extension does nothing between epochs, and imports
+    what it draws with before training.
+
+    Args:
+        budget: the largest share of the time spent drawing.
     """
 
     trigger = 1, "epoch"
     priority = chainer.training.PRIORITY_READER  # after LogReport has logged the epoch
 
-    def __init__(self):
+    def __init__(self, budget=0.01):
         for module in ("matplotlib.figure", "matplotlib.backends.backend_agg"):
             importlib.import_module(module)  # now, not inside a step (see the docstring)
+        self.budget, self.drawn, self.cost = budget, None, 0.0  # the last drawing: end, seconds
+        self.drawings = 0
 
     def __call__(self, trainer):
+        now = time.perf_counter()
+        if self.drawn is not None and now - self.drawn < self.cost / self.budget:
+            return
         plot_log(trainer.get_extension("LogReport").log, Path(trainer.out) / "training.png")
+        self.drawn = time.perf_counter()
+        self.cost, self.drawings = self.drawn - now, self.drawings + 1
 
 
 class ProgressLine(chainer.training.Extension):
@@ -166,7 +180,8 @@ def plot_log(log, path):
     if points:
         ax_bleu.plot(*zip(*points), marker="o", color="tab:green")
     ax_bleu.set(xlabel="epoch", ylabel="BLEU", title="dev BLEU", ylim=(0, 100))
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.15, top=0.9, wspace=0.2)  # fixed:
+    # tight_layout would measure every label first, and cost 40% of the drawing
     fig.savefig(path, dpi=100)
 
 
