@@ -153,6 +153,31 @@ def test_balanced_ranks_train_as_one_process_with_their_global_batch(tmp_path):
     assert_close_and_trained(saved_parameters(tmp_path / "2"), saved_parameters(tmp_path / "1"))
 
 
+def test_fused_ranks_divide_the_update_and_train_as_one_process(tmp_path):
+    """--impl fused on 2 ranks of one node (shm, the default) divides Adam's step: each rank
+    updates its chunk of the parameters (dlhack.parallel.sharded). The run ends where one
+    process with the global batch ends, as with --no-shard-update, and the profile still
+    times the averaging and the update."""
+    common = ["--n-train", "200", "--units", "16", "--layers", "1", "--n-eval", "4",
+              "--iterations", "5", "--eval-every", "0", "--dropout", "0", "--balance",
+              "--no-progress", "--impl", "fused", "--profile"]
+    runs = {"one": (1, 16, []), "sharded": (2, 8, []), "whole": (2, 8, ["--no-shard-update"])}
+    for name, (n, batch, extra) in runs.items():
+        out = str(tmp_path / name)
+        proc = run_mpi(n, common + ["--batchsize", str(batch), "--out", out, *extra])
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = {name: json.loads((tmp_path / name / "metrics.json").read_text()) for name in runs}
+    assert [metrics[name]["sharded_update"] for name in runs] == [False, True, False]
+    for rank in metrics["sharded"]["profile"]["ranks"]:
+        assert rank["ms"]["allreduce"] > 0 and rank["ms"]["optimizer"] > 0, rank
+    _, initial = serial_reference(TrainConfig(n_train=200, units=16, layers=1, batchsize=16,
+                                              iterations=0, dropout=0.0))
+    initial = {name.lstrip("/"): a for name, a in initial.items()}
+    one = saved_parameters(tmp_path / "one")
+    assert_close_and_trained(saved_parameters(tmp_path / "sharded"), one, initial)
+    assert_close_and_trained(saved_parameters(tmp_path / "whole"), one)
+
+
 def test_profile_prints_the_breakdown(tmp_path):
     proc = run_mpi(2, TINY + ["--iterations", "8", "--eval-every", "0", "--profile",
                               "--out", str(tmp_path)])

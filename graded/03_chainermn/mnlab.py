@@ -11,6 +11,7 @@ import dlhack.parallel
 import dlhack.parallel.communicator
 import dlhack.parallel.optimizer
 import dlhack.parallel.scatter
+import dlhack.parallel.sharded
 
 # The library's versions of this lab's answers: the tests use dlhack.parallel.equivalence (the
 # single-process reference), so the package stays importable, but its answers are switched off.
@@ -21,6 +22,7 @@ switch_off([(dlhack.parallel.communicator.Communicator, "multi_node_mean_grad"),
             (dlhack.parallel.optimizer, "create_multi_node_optimizer"),
             (dlhack.parallel.optimizer, "MultiNodeOptimizer"),
             (dlhack.parallel.optimizer, "OverlappedMultiNodeOptimizer"),
+            (dlhack.parallel.sharded, "ShardedMultiNodeOptimizer"),
             (dlhack.parallel, "scatter_dataset"), (dlhack.parallel.scatter, "scatter_dataset"),
             (dlhack.parallel, "scatter_index"), (dlhack.parallel.scatter, "scatter_index"),
             (dlhack.parallel, "scatter_subdataset"), (dlhack.parallel.scatter, "scatter_subdataset")],

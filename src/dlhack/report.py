@@ -124,6 +124,8 @@ def run_summary(config, comm, updater, per_epoch, seconds):
         "batchsize": config.batchsize,
         "global_batchsize": config.batchsize * comm.size,
         "communicator": getattr(comm, "name", config.communicator),  # ours have a name
+        # each rank updated its chunk of the parameters (dlhack.parallel.sharded)?
+        "sharded_update": getattr(updater.get_optimizer("main"), "update_chunk", None) is not None,
         "impl": config.impl,
         "units": config.units,
         "layers": config.layers,

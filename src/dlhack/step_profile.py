@@ -131,24 +131,27 @@ class ProfilingUpdater(TimedUpdater):
         optimizer = self.get_optimizer("main")
         actual = optimizer.actual_optimizer
         forward = self.loss_func or optimizer.target
-        mean_grad = getattr(self.comm, self.mean_grad)
+        # dlhack.parallel.sharded: its reduce-scatter is the "allreduce", its chunk the update
+        sharded = getattr(optimizer, "reduce_scatter", None) is not None
+        averages = (optimizer, "reduce_scatter") if sharded else (self.comm, self.mean_grad)
+        updates = (optimizer, "update_chunk") if sharded else (actual, "update")
         barrier = self._between(self.comm.mpi_comm.Barrier, "backward", "wait")
-        allreduce = self._between(mean_grad, "wait", "allreduce")
+        allreduce = self._between(getattr(*averages), "wait", "allreduce")
 
         def wait_then_allreduce(*args, **kwargs):
             barrier()  # blocks until the slowest rank gets here
             return allreduce(*args, **kwargs)
 
         timed_forward = self._between(forward, "data", "forward")
-        timed_update = self._between(actual.update, "allreduce", "optimizer")
+        timed_update = self._between(getattr(*updates), "allreduce", "optimizer")
         # overlap=True: the buckets travel during backward, so "backward" includes the
         # communication it hides and "allreduce" is only the wait left after backward.
         hook = getattr(optimizer, "overlap", None)
         exposed = (replaced(hook, "finish", self._between(hook.finish, "backward", "allreduce"))
                    if hook is not None else nullcontext())
         with (replaced(self, "loss_func", timed_forward),
-              replaced(self.comm, self.mean_grad, wait_then_allreduce),
-              replaced(actual, "update", timed_update), exposed):
+              replaced(*averages, wait_then_allreduce),
+              replaced(*updates, timed_update), exposed):
             self._last = time.perf_counter()
             waited = self.seconds["wait"]
             super().update_core()  # the ordinary step, through the multi-node optimizer

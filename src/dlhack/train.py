@@ -38,6 +38,7 @@ from dlhack.parallel import (
 )
 from dlhack.parallel.devices import select_gpu
 from dlhack.parallel.schedules import LinearScalingWarmup, lr_scale
+from dlhack.parallel.sharded import can_shard
 from dlhack.step_profile import ProfilingUpdater, TimedUpdater
 
 
@@ -90,6 +91,8 @@ class TrainConfig:
     json: str = setting(None, "metrics file (default OUT/metrics.json)")
     profile: bool = setting(False, "per-rank time breakdown (dlhack.step_profile)")
     overlap: bool = setting(False, "allreduce the gradients in buckets while backward runs")
+    shard_update: bool = setting(True, "every rank takes the whole optimizer step (by default "
+                                 "--impl fused divides it among a node's ranks under shm)")
     # Python's own collector pauses one rank at a time, and the others wait for it.
     gc_every: int = setting(50, "collect garbage every N steps, on every rank at once "
                             "(0: Python decides)")
@@ -171,8 +174,10 @@ def train(config, comm=None, load=load_data, stop=None, share=None):
                                    n_units=config.units, n_layers=config.layers,
                                    dropout=config.dropout, attention=config.attention)
     model.to_device(device)
+    shard = (config.shard_update and not (config.overlap or config.gpu)  # dlhack.parallel.sharded
+             and can_shard(optimizer, comm) is None)  # each rank updates its chunk of the weights
     optimizer = create_multi_node_optimizer(optimizer, comm,  # MN: average gradients first
-                                            overlap=config.overlap)
+                                            overlap=config.overlap, shard=shard)
     optimizer.setup(model)
 
     it = make_iterator(config, train_data, *(share or (comm.rank, comm.size)))
@@ -200,7 +205,7 @@ def extend(trainer, config, comm, model, dev, tgt_vocab, device):
     """The trainer's extensions: dev evaluation, the rate's schedule, snapshots (returned, or
     None), and rank 0's reports."""
     if config.eval_every and dev:  # the dev loss and BLEU, over every rank's shard
-        dev_iter = BucketIterator(dev_pairs(dev), 256, shuffle=False, repeat=False)
+        dev_iter = BucketIterator([pair for pair, _ in dev], 256, shuffle=False, repeat=False)
         loss_eval = extensions.Evaluator(dev_iter, model, converter=convert, device=device)
         loss_eval = create_multi_node_evaluator(loss_eval, comm)  # MN: mean over all shards
         trainer.extend(loss_eval, trigger=(config.eval_every, "epoch"), name="validation")
@@ -258,11 +263,6 @@ def samples(model, examples, src_vocab, tgt_vocab):
     return [{"source": " ".join(src_vocab.decode(x)), "reference": " ".join(ref),
              "translation": " ".join(tgt_vocab.decode(y))}
             for x, (_, ref), y in zip(sources, examples, translate_ids(model, sources))]
-
-
-def dev_pairs(examples):
-    """The (src, tgt) pairs of ((src, tgt), reference) examples."""
-    return [pair for pair, _ in examples]
 
 
 def add_flag(parser, field):

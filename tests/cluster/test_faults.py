@@ -8,6 +8,7 @@ Each test launches mpiexec itself, in its own session and with a timeout: a test
 a rank cannot run inside pytest-isolate-mpi's own mpiexec. The model is tiny (16 units, one
 layer, 400 sentences), so each run takes seconds.
 """
+import json
 import re
 import subprocess
 import sys
@@ -115,6 +116,24 @@ def test_resume_with_dropout_matches(tmp_path):
                   "--resume", str(oldest))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "at iteration 30" in resumed.stdout
+    expected, got = model_arrays(tmp_path / "reference"), model_arrays(tmp_path / "resumed")
+    for name in expected:
+        np.testing.assert_array_equal(got[name], expected[name], err_msg=name)
+
+
+def test_sharded_update_resumes_exactly(tmp_path):
+    """--impl fused on one node divides Adam's step among the ranks (dlhack.parallel.sharded):
+    rank 0's snapshot still holds every rank's chunk of the moments, so a resume from it ends
+    with the parameters of the run that wrote it."""
+    fused = ["--impl", "fused", "--communicator", "shm", "--iterations", "20"]
+    reference = run(tmp_path / "reference", *fused)
+    assert reference.returncode == 0, reference.stdout + reference.stderr
+    metrics = json.loads((tmp_path / "reference" / "metrics.json").read_text())
+    assert metrics["sharded_update"] is True
+    oldest = find_snapshots(tmp_path / "reference")[-1]  # kept: 10, 15 and 20
+    resumed = run(tmp_path / "resumed", *fused, "--resume", str(oldest))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "at iteration 10" in resumed.stdout
     expected, got = model_arrays(tmp_path / "reference"), model_arrays(tmp_path / "resumed")
     for name in expected:
         np.testing.assert_array_equal(got[name], expected[name], err_msg=name)

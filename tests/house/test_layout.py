@@ -51,6 +51,8 @@ NO_TEST_FILE = {
     "dlhack.grade.pytest_in_rank": "tests/grade/test_batch.py",
     # The checker's process, run by its path: tested through checker.py, which starts it.
     "dlhack.grade.check_outside": "tests/grade/test_checker.py",
+    # The base of the multi-node optimizers: tested through them (forwarding, the broadcast).
+    "dlhack.parallel.wrapper": "tests/parallel/test_optimizer.py",
     # Minutes of training on the real corpus (`make bench`); its time budget is bench/training's.
     "dlhack.bench.corpus": "tests/bench/test_training.py",
 }

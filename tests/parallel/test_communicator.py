@@ -67,3 +67,26 @@ def test_mean_grad_leaves_means_that_later_calls_do_not_touch(mpi_comm):
             np.testing.assert_array_equal(
                 grad, 0.0 if name == "/unused/W" else expected, err_msg=f"step {step} {name}")
     assert not np.shares_memory(means[0]["/l1/W"], means[1]["/l1/W"])
+
+
+@pytest.mark.parametrize("name", ["ring", "shm"])
+def test_one_rank_leaves_the_gradients_as_they_are(name):
+    """With one rank each gradient is its own mean: no copy into a buffer, the same arrays
+    (a lone process pays nothing for the data-parallel code path); an unused parameter still
+    gets its zero gradient."""
+    from mpi4py import MPI
+
+    comm = create_communicator(name, mpi_comm=MPI.COMM_SELF.Dup())
+    model = make_mlp()
+    model.cleargrads()
+    for param_name, p in sorted(model.namedparams()):
+        if param_name != "/unused/W":
+            p.grad = np.full(p.shape, 3.0, p.dtype)
+    before = {n: p.grad for n, p in model.namedparams()}
+    comm.multi_node_mean_grad(model, zero_fill=True)
+    for param_name, p in model.namedparams():
+        if param_name == "/unused/W":
+            np.testing.assert_array_equal(p.grad, 0.0)
+        else:
+            assert p.grad is before[param_name], param_name
+            np.testing.assert_array_equal(p.grad, 3.0)

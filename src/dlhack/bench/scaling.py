@@ -5,6 +5,7 @@
     dlhack bench scaling --overlap             # also k ranks with the overlapped allreduce
     dlhack bench scaling --compare-gc          # also k ranks with Python's own collector
     dlhack bench scaling --compare-communicator ring   # also k ranks with the ring
+    dlhack bench scaling --impl fused --compare-update  # also every rank updating everything
 
 Each point is ``mpiexec -n k python -m dlhack.train --profile --epochs 1`` (one BLAS thread per
 rank): its throughput and per-rank time breakdown. A whole epoch, so every rank count trains on
@@ -21,7 +22,9 @@ what communication and waiting leave. ``--overlap`` adds a k-rank run with ``--o
 (buckets allreduced during backward; its "backward" then includes the communication it
 hides), ``--compare-gc`` one with ``--gc-every 0`` (Python's collector, as before
 ``parallel/gcstep.py``), ``--compare-communicator NAME`` one with ``--communicator NAME``
-(``dlhack train``'s default, ``auto``, adds through shared memory on one node: ``shm``).
+(``dlhack train``'s default, ``auto``, adds through shared memory on one node: ``shm``),
+``--compare-update`` one with ``--no-shard-update`` (every rank takes the whole optimizer step;
+by default ``--impl fused`` divides it among the ranks of a node: ``parallel/sharded.py``).
 
 Cost: repeats x (every rank count, and for k > 1 each variant asked for) training runs of one
 epoch each; writes JSON and a PNG (breakdown per step as stacked bars, efficiency as lines).
@@ -37,6 +40,7 @@ from pathlib import Path
 from dlhack import step_profile
 from dlhack.atomic import write_json
 from dlhack.bench.model import blas_info
+from dlhack.bench.scaling_plot import plot
 from dlhack.jobs.mpiexec import mpiexec_command
 
 
@@ -52,6 +56,7 @@ def train_command(ranks, args, out, overlap=False, shard=None):
             "--out", str(out)]
     if not shard:
         argv += ["--communicator", args.communicator]
+        argv += [] if getattr(args, "shard_update", True) else ["--no-shard-update"]
     if args.corpus:
         argv += ["--corpus", args.corpus]
     if overlap:
@@ -108,46 +113,6 @@ def summarise(runs, baseline, args):
     return results
 
 
-def plot(results, ceiling, overlap, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ranks = sorted(results, key=int)
-    bars = [(f"{k}", results[k]) for k in ranks]
-    bars += [(f"{k}\noverlap", overlap[k]) for k in ranks if k in overlap]
-    bars += [(f"{k}\nalone", ceiling[k]) for k in ranks if k in ceiling]
-    fig, (ax_bar, ax_eff) = plt.subplots(1, 2, figsize=(11, 3.8))
-    bottom = [0.0] * len(bars)
-    for phase in step_profile.PHASES:
-        heights = [r["breakdown_ms"][phase] for _, r in bars]
-        ax_bar.bar([label for label, _ in bars], heights, bottom=bottom, label=phase)
-        bottom = [b + h for b, h in zip(bottom, heights)]
-    ax_bar.set(xlabel="ranks", ylabel="ms per step (mean over ranks)",
-               title="where a step goes")
-    ax_bar.legend(fontsize=8)
-    for name, table, style in (("as is", results, "o-"), ("overlapped", overlap, "s-"),
-                               ("ceiling: k processes alone", ceiling, "k--")):
-        ks = [k for k in ranks if k in table]
-        if table is not results:
-            ks = ["1"] + ks  # every line starts at the 1-rank run
-        ax_eff.plot([int(k) for k in ks], [(table.get(k) or results[k])["efficiency"]
-                                            for k in ks], style, label=name)
-        for k in ks:
-            if "of_ceiling" in (table.get(k) or {}):
-                ax_eff.annotate(f"{table[k]['of_ceiling']:.2f} of ceiling",
-                                (int(k), table[k]["efficiency"]), fontsize=8,
-                                textcoords="offset points", xytext=(5, -12))
-    ax_eff.axhline(1.0, color="gray", lw=0.5)
-    ax_eff.set(xlabel="ranks", ylabel="weak-scaling efficiency", ylim=(0, 1.1),
-               title="throughput(k) / (k x throughput(1))")
-    ax_eff.legend(fontsize=8, loc="lower left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="dlhack bench scaling", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -175,6 +140,8 @@ def parse_args(argv):
     p.add_argument("-C", "--communicator", default="auto", help="dlhack train --communicator")
     p.add_argument("--compare-communicator", metavar="NAME",
                    help="also run k > 1 ranks with dlhack train --communicator NAME, side by side")
+    p.add_argument("--compare-update", action="store_true",
+                   help="also run k > 1 ranks with --no-shard-update, side by side")
     p.add_argument("--no-ceiling", dest="ceiling", action="store_false",
                    help="skip the k independent processes side by side (the ceiling)")
     args = p.parse_args(argv)
@@ -185,8 +152,9 @@ def parse_args(argv):
 
 def plan_of(k, args, tables, out):
     """The runs of one repeat at ``k`` ranks: ``[(name, table, run)]``, the plain run first."""
-    runs, overlapped, gc_off, other, alone = tables
+    runs, overlapped, gc_off, other, whole, alone = tables
     args_gc_off = argparse.Namespace(**{**vars(args), "gc_every": 0})
+    args_whole = argparse.Namespace(**{**vars(args), "shard_update": False})
     args_other = argparse.Namespace(**{**vars(args), "communicator": args.compare_communicator})
     plan = [("plain", runs, partial(run_point, k, args, out / f"n{k}"))]
     if k in overlapped:
@@ -198,6 +166,9 @@ def plan_of(k, args, tables, out):
     if k in other:
         plan.append((f"--communicator {args.compare_communicator}", other,
                      partial(run_point, k, args_other, out / f"n{k}-{args.compare_communicator}")))
+    if k in whole:
+        plan.append(("whole update", whole,
+                     partial(run_point, k, args_whole, out / f"n{k}-whole-update")))
     if k in alone:  # each process: one rank's shard, batches and steps
         plan.append((f"{k} alone side by side", alone,
                      partial(run_alone, k, args, out / f"alone{k}")))
@@ -205,12 +176,13 @@ def plan_of(k, args, tables, out):
 
 
 def run_repeats(args, out):
-    """Every repeat of every run; returns ``(runs, overlapped, gc_off, other, alone)``, each
-    ``{k: [metrics per repeat]}``."""
+    """Every repeat of every run; returns ``(runs, overlapped, gc_off, other, whole, alone)``,
+    each ``{k: [metrics per repeat]}``."""
     many = [k for k in args.ranks if k > 1]
     tables = ({k: [] for k in args.ranks}, *({k: [] for k in many if wanted} for wanted in (
-        args.overlap, args.compare_gc, args.compare_communicator, args.ceiling)))
-    runs, alone = tables[0], tables[4]
+        args.overlap, args.compare_gc, args.compare_communicator, args.compare_update,
+        args.ceiling)))
+    runs, alone = tables[0], tables[5]
     for repeat in range(args.repeats):
         for k in args.ranks:
             plan = plan_of(k, args, tables, out)
@@ -235,7 +207,8 @@ def against_ceiling(tables):
         results[key]["ceiling_efficiency"] = c["efficiency"]
         for name, table in (("of_ceiling", results), ("overlap_of_ceiling", tables["overlap"]),
                             ("gc_off_of_ceiling", tables["gc_off"]),
-                            ("other_of_ceiling", tables["other"])):
+                            ("other_of_ceiling", tables["other"]),
+                            ("whole_of_ceiling", tables["whole"])):
             if key in table:
                 table[key]["of_ceiling"] = statistics.median(
                     m["sentences_per_sec"] / a["sentences_per_sec"]
@@ -244,7 +217,7 @@ def against_ceiling(tables):
 
 
 VARIANTS = (("overlapped", "overlap"), ("Python gc", "gc_off"), ("other comm.", "other"),
-            ("alone (ceiling)", "ceiling"))
+            ("whole update", "whole"), ("alone (ceiling)", "ceiling"))
 
 
 def print_report(args, tables):
@@ -264,6 +237,7 @@ def print_report(args, tables):
     titles = {"overlap": "overlapped (backward includes the allreduce it hides)",
               "gc_off": "with Python's own garbage collector (--gc-every 0)",
               "other": f"with --communicator {args.compare_communicator}",
+              "whole": "with --no-shard-update (every rank takes the whole optimizer step)",
               "ceiling": "alone, side by side (no MPI)"}
     for k in args.ranks:
         profile = results[str(k)]["profile"]
@@ -281,10 +255,11 @@ def main(argv=None):
     args = parse_args(argv)
     out = Path(args.out)
     print(f"BLAS: {blas_info()}; {args.threads} thread(s) per rank")
-    runs, overlapped, gc_off, other, alone = run_repeats(args, out)
+    runs, overlapped, gc_off, other, whole, alone = run_repeats(args, out)
     tables = {"results": summarise(runs, runs, args), "ceiling": summarise(alone, runs, args),
               "overlap": summarise(overlapped, runs, args),
-              "gc_off": summarise(gc_off, runs, args), "other": summarise(other, runs, args)}
+              "gc_off": summarise(gc_off, runs, args), "other": summarise(other, runs, args),
+              "whole": summarise(whole, runs, args)}
     against_ceiling(tables)
     print_report(args, tables)
     for table in tables.values():

@@ -45,22 +45,28 @@ class PackedAdam(chainer.optimizers.Adam):
         sizes = [p.size for p in self._params]
         self._bounds = np.concatenate([[0], np.cumsum(sizes)])
         n, dtype = int(self._bounds[-1]), self._params[0].dtype
-        self._data = xp.empty(n, dtype)
-        self._m, self._v = xp.zeros(n, dtype), xp.zeros(n, dtype)
         self._scratch = xp.empty(min(n, CHUNK), dtype)
-        # where each parameter lies in the param, m and v buffers (elementwise.c's pointers)
-        self._addresses = {} if xp is not np else {
-            b: [address(a) + int(b) * a.itemsize for a in (self._data, self._m, self._v)]
-            for b in self._bounds[:-1]}
+        self.place(xp.empty(n, dtype), xp.zeros(n, dtype), xp.zeros(n, dtype))
+        return self
+
+    def place(self, data, m, v, copy=True):
+        """Make the flat ``data``, ``m`` and ``v`` (each as long as all the parameters) the
+        buffers: every ``param.array``, and its rule's ``m`` and ``v``, becomes a view of them;
+        with ``copy``, the parameters' values are copied in first (``dlhack.parallel.sharded``
+        places them in memory the ranks of a node share, and copies on one rank only)."""
+        self._data, self._m, self._v = data, m, v
+        # where the buffers begin (elementwise.c's pointers), for one pass over any range
+        self._bases = None if not isinstance(data, np.ndarray) else [
+            address(a) for a in (data, m, v)]
         self._views = []
         for p, begin, end in zip(self._params, self._bounds[:-1], self._bounds[1:]):
-            view = self._data[begin:end].reshape(p.shape)
-            view[...] = p.array
+            view = data[begin:end].reshape(p.shape)
+            if copy:
+                view[...] = p.array
             p.array = view
             self._views.append(view)
-            p.update_rule._state = {"m": self._m[begin:end].reshape(p.shape),
-                                    "v": self._v[begin:end].reshape(p.shape)}
-        return self
+            p.update_rule._state = {"m": m[begin:end].reshape(p.shape),
+                                    "v": v[begin:end].reshape(p.shape)}
 
     def _repack(self):
         """Bring back into the buffer any parameter whose array was replaced (a broadcast, a
@@ -82,22 +88,30 @@ class PackedAdam(chainer.optimizers.Adam):
         self.call_hooks("pre")
         self.t += 1
         self._repack()
-        lib = kernels_for(self._data)  # elementwise.c (dlhack.model.ckernels), else numpy's passes
-        hp = self.hyperparam
-        step = (1.0 - hp.beta1, 1.0 - hp.beta2, hp.eta * self.alpha_t, hp.eps)
+        lib, step = kernels_for(self._data), self.step_constants()
         for p, begin, end in zip(self._params, self._bounds[:-1], self._bounds[1:]):
             p.update_rule.t = self.t
             if p.grad is None:
                 continue  # as Chainer's rules do: no gradient, no step
-            grad = p.grad.ravel()
-            if lib is not None:  # one pass over the parameter
-                grad = np.ascontiguousarray(grad)
-                at, m, v = self._addresses[begin]
-                lib.adam_update(int(end - begin), at, address(grad), m, v, *step)
-                continue
-            for s in range(0, end - begin, CHUNK):
-                self._step(slice(begin + s, min(begin + s + CHUNK, end)), grad[s:s + CHUNK])
+            self.update_range(int(begin), int(end), p.grad.ravel(), lib, step)
         self.call_hooks("post")
+
+    def step_constants(self):
+        """``(1 - beta1, 1 - beta2, eta * alpha_t, eps)``: what a step at ``self.t`` needs."""
+        hp = self.hyperparam
+        return 1.0 - hp.beta1, 1.0 - hp.beta2, hp.eta * self.alpha_t, hp.eps
+
+    def update_range(self, begin, end, grad, lib, step):
+        """Adam's step on elements ``[begin, end)`` of the buffers, ``grad`` (flat) their
+        gradient: one pass of ``lib`` (``kernels_for``; ``step``: ``step_constants()``), or
+        numpy's passes over chunks where ``lib`` is None."""
+        if lib is not None:  # one pass over the range
+            grad = np.ascontiguousarray(grad)
+            at = [base + begin * self._data.itemsize for base in self._bases]
+            lib.adam_update(end - begin, at[0], address(grad), at[1], at[2], *step)
+            return
+        for s in range(0, end - begin, CHUNK):
+            self._step(slice(begin + s, min(begin + s + CHUNK, end)), grad[s:s + CHUNK])
 
     def _step(self, chunk, g):
         """Adam's arithmetic on one chunk of the buffers, in place (Chainer's order of ops)."""

@@ -18,8 +18,10 @@ and bytes):
 - ``hosts``                lesson 3: intra_rank / inter_rank from host names
 - ``communicator``         lesson 3: ranks, bcast_data, multi_node_mean_grad, object messages
 - ``shared_memory``        its fast sibling on one node: the means added in shared memory
+- ``wrapper``              lesson 3: what every multi-node optimizer shares (forwarding, broadcast)
 - ``optimizer``            lesson 3: the multi-node optimizer, naive (``MultiNodeOptimizer``)
                            beside overlapped (``OverlappedMultiNodeOptimizer``, lesson 9)
+- ``sharded``              its sibling on one node: each rank updates its chunk of the weights
 - ``scatter``              lesson 3: dataset and index scattering
 - ``evaluator``            lesson 3: sample-weighted evaluation and corpus BLEU over ranks
 - ``equivalence``          lesson 3: N ranks x batch b == one process x batch N*b, the check

@@ -188,7 +188,8 @@ class Communicator:
         message per parameter array would pay it once per array (a seq2seq model has dozens).
         Host gradients then simply become their pieces of that buffer (no copy back: a new
         buffer each call, which Chainer's next ``cleargrads`` lets go); device gradients are
-        copied back to the device.
+        copied back to the device. With one rank nothing is packed or sent: each gradient is
+        already the mean (a lone process pays no copy for the data-parallel code path).
 
         Args:
             model: a ``chainer.Link``; every rank must have the same parameters with gradients.
@@ -196,7 +197,7 @@ class Communicator:
                 include them, so every rank sends the same layout; otherwise skip them.
         """
         params = gradients(model, zero_fill)
-        if params:
+        if params and self.size > 1:  # one rank: every gradient is already its own mean
             self._average(params)
 
     def _average(self, params):
@@ -256,11 +257,11 @@ class SharedMemoryCommunicator(Communicator):
     def _average(self, params):
         """Each gradient becomes its mean, added in shared memory (the steps are in
         ``shared_memory``'s docstring): views of one shared buffer, valid until the next call.
-        The ring's way with one rank, ranks on several nodes, or gradients on a device or of
-        mixed dtypes."""
+        The ring's way with ranks on several nodes, or gradients on a device or of mixed
+        dtypes."""
         dtype = np.result_type(*[param.grad.dtype for param in params])
         host = all(isinstance(p.grad, np.ndarray) and p.grad.dtype == dtype for p in params)
-        if self.size == 1 or not self.shares_memory or not host:
+        if not self.shares_memory or not host:
             return super()._average(params)
         n = sum(param.grad.size for param in params)
         shared = shared_memory.windows_for(self._windows, self.mpi_comm, n, dtype)

@@ -9,8 +9,10 @@
 
 Two sibling classes, picked by ``overlap``: ``MultiNodeOptimizer``, the naive path (the whole
 backward pass, then one blocking allreduce), and ``OverlappedMultiNodeOptimizer``, the fast
-one (gradient buckets allreduced while backward runs: ``dlhack.parallel.overlap``). Both stand
-in for the Chainer optimizer they wrap: Trainer, updaters, serializers and schedules see it.
+one (gradient buckets allreduced while backward runs: ``dlhack.parallel.overlap``). A third,
+``shard=True``, divides Adam's step among the ranks of a node (``dlhack.parallel.sharded``).
+All stand in for the Chainer optimizer they wrap: Trainer, updaters, serializers and schedules
+see it.
 Unlike ChainerMN's, the first ``update`` also takes a step.
 
 Cost per step, for ``n`` parameters (itemsize ``s``) in ``m`` arrays on ``p`` ranks: one
@@ -24,59 +26,11 @@ the multi-node optimizer" (lessons/03_chainermn.ipynb). The overlapped path: les
 communication" (lessons/09_overlap.ipynb).
 """
 from dlhack.parallel.overlap import BUCKET_BYTES, BucketedMeanGrad
+from dlhack.parallel.sharded import ShardedMultiNodeOptimizer
+from dlhack.parallel.wrapper import Wrapper
 
 
-class _Wrapper:
-    """What both multi-node optimizers share: forwarding to the wrapped one, and the broadcast.
-
-    The names set in ``__init__`` are the wrapper's own; every other attribute, read or written,
-    is the wrapped optimizer's (``optimizer.lr = ...`` from a schedule sets the real one), as in
-    ChainerMN's wrapper.
-    """
-
-    def __init__(self, actual_optimizer, comm, **own):
-        # Straight into __dict__: our __setattr__ sends names it does not hold yet onwards.
-        vars(self).update(actual_optimizer=actual_optimizer, comm=comm, _layout=None, **own)
-
-    def setup(self, link):
-        """Set up the wrapped optimizer on ``link``; returns this wrapper."""
-        self.actual_optimizer.setup(link)
-        return self
-
-    def __getattr__(self, name):  # called only for names this wrapper lacks
-        if name == "actual_optimizer":  # not set yet (while copying or unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.actual_optimizer, name)
-
-    def __setattr__(self, name, value):
-        if name in vars(self):
-            vars(self)[name] = value
-        else:
-            setattr(self.actual_optimizer, name, value)
-
-    def _bcast_if_new_parameters(self, target):
-        """Broadcast rank 0's weights if the initialised parameters changed; True if it did."""
-        layout = [(name, param.array is not None) for name, param in sorted(target.namedparams())]
-        if layout == self._layout:
-            return False
-        self._layout = layout
-        self.comm.bcast_data(target)
-        return True
-
-    def _forward(self, lossfun, args, kwds):
-        """``lossfun(*args, **kwds)`` computed at rank 0's weights."""
-        target = self.actual_optimizer.target
-        if self._layout is None:  # the first step: rank 0's weights before any forward pass
-            self._bcast_if_new_parameters(target)
-        loss = lossfun(*args, **kwds)
-        if self._bcast_if_new_parameters(target):
-            # That pass gave a lazy link weights from this rank's own random draw: run it
-            # again, at the root's weights.
-            loss = lossfun(*args, **kwds)
-        return loss
-
-
-class MultiNodeOptimizer(_Wrapper):
+class MultiNodeOptimizer(Wrapper):
     """The naive path: the whole backward pass, then one blocking allreduce of every gradient.
 
     Communication and computation take turns. ``update`` accepts both of Chainer's calling
@@ -94,19 +48,12 @@ class MultiNodeOptimizer(_Wrapper):
 
     def update(self, lossfun=None, *args, **kwds):
         """One data-parallel step; ``lossfun(*args, **kwds)`` as in ``chainer.Optimizer.update``."""
-        target = self.actual_optimizer.target
-        if lossfun is None:  # the caller ran backward
-            self._bcast_if_new_parameters(target)
-        else:
-            loss = self._forward(lossfun, args, kwds)
-            target.cleargrads()
-            loss.backward(loss_scale=self.actual_optimizer._loss_scale)
-            del loss
+        target = self._backward(lossfun, args, kwds)
         self.comm.multi_node_mean_grad(target, self.zero_fill)
         self.actual_optimizer.update()
 
 
-class OverlappedMultiNodeOptimizer(_Wrapper):
+class OverlappedMultiNodeOptimizer(Wrapper):
     """The fast path: gradients allreduced in buckets while backward still runs.
 
     The same result as ``MultiNodeOptimizer`` with ``zero_fill=True``. It needs the loss
@@ -137,7 +84,7 @@ class OverlappedMultiNodeOptimizer(_Wrapper):
 
 
 def create_multi_node_optimizer(actual_optimizer, comm, zero_fill=True, overlap=False,
-                                bucket_bytes=BUCKET_BYTES):
+                                bucket_bytes=BUCKET_BYTES, shard=False):
     """Wrap a Chainer optimizer so that ``update`` averages gradients over ranks first.
 
     Args:
@@ -149,10 +96,18 @@ def create_multi_node_optimizer(actual_optimizer, comm, zero_fill=True, overlap=
             (``OverlappedMultiNodeOptimizer``); needs ``update(lossfun, *args)`` and
             ``zero_fill=True``. Otherwise a ``MultiNodeOptimizer``.
         bucket_bytes: with ``overlap``, a bucket closes once it holds this many bytes.
+        shard: each rank of one node updates its chunk of the parameters, kept in memory the
+            node shares (``dlhack.parallel.sharded``); needs ``PackedAdam`` and the ``shm``
+            communicator, and neither ``overlap`` nor ``zero_fill=False``.
 
     Returns:
         The wrapper; call ``setup(model)`` on it as on the optimizer it wraps.
     """
+    if shard:
+        if overlap or not zero_fill:
+            raise ValueError("shard=True averages every gradient after backward: it takes "
+                             "neither overlap=True nor zero_fill=False")
+        return ShardedMultiNodeOptimizer(actual_optimizer, comm)
     if not overlap:
         return MultiNodeOptimizer(actual_optimizer, comm, zero_fill)
     if not zero_fill:

@@ -29,8 +29,9 @@ The means stay valid until the next call, which writes the next ones into the sa
 keep it). Memory: ``p + 1`` copies of the gradients per node, shared, allocated on the first
 call and again for each new layout (a model whose parameters change).
 
-Where the ranks do not share memory (several nodes), where there is one rank, and for device or
-mixed-dtype gradients, ``multi_node_mean_grad`` is the plain ``Communicator``'s, with the ring.
+Where the ranks do not share memory (several nodes), and for device or mixed-dtype gradients,
+``multi_node_mean_grad`` is the plain ``Communicator``'s, with the ring (with one rank it does
+nothing: each gradient is its own mean).
 GPUs have their own version of the idea: NCCL moves data between the GPUs of a node over NVLink
 or PCIe without the host.
 
@@ -42,6 +43,29 @@ from mpi4py import MPI
 from dlhack.parallel.allreduce_ring import chunk_bounds
 
 
+def slot_window(mpi_comm, n, dtype):
+    """``(window, slots)``: every rank allocates a slot of ``n`` elements of ``dtype``, and
+    ``slots[i]``, rank ``i``'s, is a numpy view every rank can read and write. Collective;
+    keep the window (the memory goes with it)."""
+    window = MPI.Win.Allocate_shared(n * np.dtype(dtype).itemsize, np.dtype(dtype).itemsize,
+                                     comm=mpi_comm)
+    return window, [np.frombuffer(window.Shared_query(i)[0], dtype, n)
+                    for i in range(mpi_comm.size)]
+
+
+def chunked_window(mpi_comm, n, dtype):
+    """``(window, array)``: one shared array of ``n`` elements, rank ``r`` allocating chunk
+    ``r`` of it (``chunk_bounds``: its pages lie where the rank that writes them runs).
+    Collective; keep the window."""
+    itemsize = np.dtype(dtype).itemsize
+    begin, end = chunk_bounds(n, mpi_comm.size)[mpi_comm.rank]
+    window = MPI.Win.Allocate_shared((end - begin) * itemsize, itemsize, comm=mpi_comm)
+    # The chunks of a window are contiguous, in rank order (MPI's default), so the whole
+    # array starts at rank 0's chunk.
+    start = window.Shared_query(0)[0].address
+    return window, np.frombuffer(MPI.buffer.fromaddress(start, n * itemsize), dtype, n)
+
+
 class SharedWindows:
     """Every rank's slot of ``n`` elements of ``dtype``, and one shared ``mean``, on one node.
 
@@ -50,18 +74,9 @@ class SharedWindows:
     """
 
     def __init__(self, mpi_comm, n, dtype):
-        itemsize = np.dtype(dtype).itemsize
         # Every rank allocates its slot; each ``mean`` element lives with the rank that sums it.
-        self._slots = MPI.Win.Allocate_shared(n * itemsize, itemsize, comm=mpi_comm)
-        chunk = chunk_bounds(n, mpi_comm.size)[mpi_comm.rank]
-        self._mean = MPI.Win.Allocate_shared((chunk[1] - chunk[0]) * itemsize, itemsize,
-                                             comm=mpi_comm)
-        self.slots = [np.frombuffer(self._slots.Shared_query(i)[0], dtype, n)
-                      for i in range(mpi_comm.size)]
-        # The chunks of a window are contiguous, in rank order (MPI's default), so the whole
-        # ``mean`` starts at rank 0's chunk.
-        start = self._mean.Shared_query(0)[0].address
-        self.mean = np.frombuffer(MPI.buffer.fromaddress(start, n * itemsize), dtype, n)
+        self._slots, self.slots = slot_window(mpi_comm, n, dtype)
+        self._mean, self.mean = chunked_window(mpi_comm, n, dtype)
 
 
 def windows_for(cache, mpi_comm, n, dtype):
