@@ -84,7 +84,8 @@ class ProfilingUpdater(TimedUpdater):
     the call of the loss function (next batch, converter), "forward" is that call, "backward"
     runs from its return to the allreduce (``cleargrads``, ``loss.backward``), "wait" is the
     barrier, "allreduce" the communicator's call, and "optimizer" the wrapped optimizer's
-    ``update`` (its hooks included). The phases add up to the step, bar the updater's own
+    ``update`` (its hooks included); a sharded optimizer's ``reduce_scatter`` and
+    ``update_chunk`` (``dlhack.parallel.sharded``) stand in for those two. The phases add up to the step, bar the updater's own
     bookkeeping. Steps that do not reach the allreduce (ChainerMN's optimizer spends its first
     update on the broadcast alone) are among the ``skip`` warm-up steps left out.
 
