@@ -81,12 +81,32 @@ def test_breakdown_table_has_a_row_per_rank():
     assert len(format_breakdown(BALANCED).splitlines()) == 3
 
 
-def profiled_run(tmp_path, threads, batchsize):
+def with_kernel(summary, *per_rank):
+    for rank, (ms, faults) in zip(summary["ranks"], per_rank):
+        rank.update(kernel_ms=ms, faults=faults)
+    return summary
+
+
+def test_time_in_the_kernel_is_named_only_with_page_faults():
+    def judged(*per_rank):
+        return verdict(with_kernel(summary((1, 40, 60, 1, 3, 2), (1, 41, 59, 1, 3, 2)),
+                                   *per_rank), batchsize=64, cores=2)
+
+    faulting = judged((1.0, 40), (20.0, 3500))  # 20 ms of a 107 ms step
+    assert "The kernel takes 19% of a step (3500 page faults per step)" in faulting
+    assert "--no-keep-memory" in faulting and "No usual cause" not in faulting
+    assert "page faults" not in judged((20.0, 30), (20.0, 30))  # a driver's calls, say
+    assert "No usual cause" in judged((3.0, 3500), (4.0, 3500))  # under 5% of the step
+    table = format_breakdown(with_kernel(summary((1, 40, 60, 1, 3, 2)), (6.6, 3689.4)))
+    assert table.splitlines()[-1] == "in the kernel, per step: rank 0 6.6 ms (3689 page faults)"
+
+
+def profiled_run(tmp_path, threads, batchsize, *flags, units=16, layers=1):
     env = course_env(threads=threads)
     proc = subprocess.run(
-        ["mpiexec", "-n", "2", sys.executable, "-m", "dlhack.train", "--profile",
-         "--iterations", "8", "--batchsize", str(batchsize), "--units", "16", "--layers", "1",
-         "--n-train", "300", "--eval-every", "0", "--n-eval", "8", "--no-progress",
+        ["mpiexec", "-n", "2", sys.executable, "-m", "dlhack.train", "--profile", *flags,
+         "--iterations", "8", "--batchsize", str(batchsize), "--units", str(units),
+         "--layers", str(layers), "--n-train", "300", "--eval-every", "0", "--n-eval", "8", "--no-progress",
          "--out", str(tmp_path)], check=False, env=env, capture_output=True, text=True,
         timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -101,6 +121,20 @@ def test_train_profile_names_a_planted_slowdown(tmp_path, threads, batchsize, ca
     stdout, text = profiled_run(tmp_path, threads, batchsize)
     assert cause in text
     assert "allreduce" in stdout and cause in stdout  # rank 0 printed breakdown and verdict
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-keep-memory",)])
+def test_memory_given_back_every_step_is_named_by_its_page_faults(tmp_path, flags):
+    """The demo model on 2 ranks: the gradients the mean replaces are freed mid-step; glibc
+    gives them back and the next step faults them in again, unless dlhack train keeps them."""
+    stdout, text = profiled_run(tmp_path, 1, 32, *flags, units=128, layers=2)
+    faults = [r["faults"] for r in
+              json.loads((tmp_path / "metrics.json").read_text())["profile"]["ranks"]]
+    assert "in the kernel, per step: rank 0" in stdout
+    if flags:
+        assert "page faults per step" in text and min(faults) > 1000, (faults, text)
+    else:
+        assert "page faults" not in text and max(faults) < 500, (faults, text)
 
 
 # The profiler around the real multi-node optimizer ----------------------------------------

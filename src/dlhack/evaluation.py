@@ -62,3 +62,11 @@ class BleuEvaluator(chainer.training.Extension):
                        self.batchsize, self.max_length)
         chainer.report({self.key: bleu})
         return bleu
+
+
+def samples(model, examples, src_vocab, tgt_vocab):
+    """Source, reference and the model's translation of each ``((src, tgt), reference)``."""
+    sources = [pair[0] for pair, _ in examples]
+    return [{"source": " ".join(src_vocab.decode(x)), "reference": " ".join(ref),
+             "translation": " ".join(tgt_vocab.decode(y))}
+            for x, (_, ref), y in zip(sources, examples, translate_ids(model, sources))]

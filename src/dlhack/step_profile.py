@@ -21,6 +21,7 @@ from contextlib import contextmanager, nullcontext
 
 import chainer
 
+from dlhack.model.heap import kernel_usage
 from dlhack.parallel.gcstep import StepCollector
 
 PHASES = ("data", "forward", "backward", "wait", "allreduce", "optimizer")
@@ -104,6 +105,7 @@ class ProfilingUpdater(TimedUpdater):
         self.comm, self.skip = comm, skip  # the same warm-up steps as TimedUpdater leaves out
         self.seconds = dict.fromkeys(PHASES, 0.0)
         self.waits = []  # each timed step's wait, in seconds: a few long ones, or every step?
+        self.kernel = [0.0, 0]  # the timed steps' seconds in the kernel, and page faults
         # ChainerMN before v7 called the communicator's ``allreduce_grad``.
         self.mean_grad = ("multi_node_mean_grad" if hasattr(comm, "multi_node_mean_grad")
                           else "allreduce_grad")
@@ -154,10 +156,12 @@ class ProfilingUpdater(TimedUpdater):
               replaced(*averages, wait_then_allreduce),
               replaced(*updates, timed_update), exposed):
             self._last = time.perf_counter()
-            waited = self.seconds["wait"]
+            waited, before = self.seconds["wait"], kernel_usage()
             super().update_core()  # the ordinary step, through the multi-node optimizer
             if self.iteration >= self.skip:
                 self.waits.append(self.seconds["wait"] - waited)
+                self.kernel = [k + now - then for k, now, then
+                               in zip(self.kernel, kernel_usage(), before)]
 
     def breakdown(self):
         """This rank's mean milliseconds per step for each phase."""
@@ -168,8 +172,10 @@ class ProfilingUpdater(TimedUpdater):
         """Every rank's breakdown, gathered (the same dict on every rank), with the wait of
         its median step: the mean wait of ``breakdown`` may come from a few long steps."""
         median = 1000 * statistics.median(self.waits) if self.waits else 0.0
+        n = max(self.timed_steps, 1)
         mine = {"rank": self.comm.rank, "ms": self.breakdown(), "threads": blas_threads(),
-                "wait_median_ms": median}
+                "wait_median_ms": median, "kernel_ms": 1000 * self.kernel[0] / n,
+                "faults": self.kernel[1] / n}
         gathered = self.comm.gather_obj(mine)  # None but on rank 0 (ChainerMN insists on it)
         return self.comm.bcast_obj({"ranks": gathered} if self.comm.rank == 0 else None)
 
@@ -198,12 +204,18 @@ def blas_threads():
 
 
 def format_breakdown(summary):
-    """A table: one row per rank, one column per phase (ms per step)."""
+    """A table: one row per rank, one column per phase (ms per step); then, where measured,
+    each rank's time in the kernel and page faults per step (part of the phases' time)."""
     lines = ["rank " + "".join(f"{p:>11}" for p in PHASES) + "      total"]
     for r in summary["ranks"]:
         ms = r["ms"]
         lines.append(f"{r['rank']:>4} " + "".join(f"{ms[p]:>9.1f}ms" for p in PHASES)
                      + f"{sum(ms.values()):>9.1f}ms")
+    kernel = [r for r in summary["ranks"] if "kernel_ms" in r]
+    if kernel:
+        lines.append("in the kernel, per step: " + ", ".join(
+            f"rank {r['rank']} {r['kernel_ms']:.1f} ms ({r['faults']:.0f} page faults)"
+            for r in kernel))
     return "\n".join(lines)
 
 
@@ -261,6 +273,14 @@ def verdict(summary, baseline=None, batchsize=None, ranks_per_node=None, cores=N
     if ms["wait"] > 0.10 * total:
         causes.append(f"Ranks wait for each other: {ms['wait'] / total:.0%} of a step is spent "
                       "at the barrier before the allreduce. " + wait_cause(summary, ms["wait"]))
+    worst = max((r for r in summary["ranks"] if "kernel_ms" in r), default=None,
+                key=lambda r: r["kernel_ms"])
+    if worst and worst["kernel_ms"] > 0.05 * total and worst["faults"] >= 100:  # not a driver's
+        causes.append(f"The kernel takes {worst['kernel_ms'] / total:.0%} of a step "
+                      f"({worst['faults']:.0f} page faults per step): memory freed in a step "
+                      "goes back to the operating system, and the next step faults it in "
+                      "again. Keep it in the process (dlhack.model.heap.keep_freed_memory; "
+                      "dlhack train does unless --no-keep-memory).")
     if ms["data"] > 0.15 * total:
         causes.append(f"Loading data is {ms['data'] / total:.0%} of a step: check that each "
                       "rank reads only its shard and that batches are not built from disk.")

@@ -27,8 +27,9 @@ from chainer.training import extensions
 
 from dlhack import report, step_profile
 from dlhack.corpus.batching import BalancedIterator, BucketIterator
-from dlhack.evaluation import BleuEvaluator, bleu_of, translate_ids
+from dlhack.evaluation import BleuEvaluator, bleu_of, samples
 from dlhack.model.formulations import IMPLS, formulation
+from dlhack.model.heap import keep_freed_memory
 from dlhack.model.seq2seq import convert
 from dlhack.parallel import (
     create_communicator,
@@ -96,6 +97,9 @@ class TrainConfig:
     # Python's own collector pauses one rank at a time, and the others wait for it.
     gc_every: int = setting(50, "collect garbage every N steps, on every rank at once "
                             "(0: Python decides)")
+    # The gradients the mean replaces are freed mid-step; glibc hands them back to the OS.
+    keep_memory: bool = setting(True, "leave glibc to give freed memory back to the OS: each "
+                                "step faults it in again (model/heap.py; --impl fused keeps it)")
 
 
 def make_communicator(name):
@@ -239,6 +243,8 @@ def make_updater(config, iterator, optimizer, comm, device):
     else:
         updater = TimedUpdater(iterator, optimizer, converter=convert, device=device)
     updater.collect_every(config.gc_every)
+    if config.keep_memory:  # no page faults for what each step frees and takes again
+        keep_freed_memory()
     return updater
 
 
@@ -255,14 +261,6 @@ def profile_of(updater, config, comm):
         print(step_profile.format_breakdown(summary))
         print(verdict)
     return {"profile": summary, "verdict": verdict}
-
-
-def samples(model, examples, src_vocab, tgt_vocab):
-    """Source, reference and the model's translation of each ``((src, tgt), reference)``."""
-    sources = [pair[0] for pair, _ in examples]
-    return [{"source": " ".join(src_vocab.decode(x)), "reference": " ".join(ref),
-             "translation": " ".join(tgt_vocab.decode(y))}
-            for x, (_, ref), y in zip(sources, examples, translate_ids(model, sources))]
 
 
 def add_flag(parser, field):

@@ -24,7 +24,7 @@ def test_bench_scaling_runs_the_ceiling_through_the_bench_module(tmp_path):
 
 def test_compare_communicator_adds_a_run_with_that_communicator():
     args = parse_args(["--compare-communicator", "ring", "--iterations", "4"])
-    tables = ({1: [], 2: []}, {}, {}, {2: []}, {}, {2: []})
+    tables = ({1: [], 2: []}, {}, {}, {2: []}, {}, {}, {2: []})
     plan = plan_of(2, args, tables, Path("out"))
     assert [name for name, _, _ in plan] == ["plain", "--communicator ring",
                                              "2 alone side by side"]
@@ -39,7 +39,7 @@ def test_compare_communicator_adds_a_run_with_that_communicator():
 
 def test_compare_update_adds_a_run_where_every_rank_takes_the_whole_step():
     args = parse_args(["--impl", "fused", "--compare-update", "--iterations", "4"])
-    tables = ({1: [], 2: []}, {}, {}, {}, {2: []}, {2: []})
+    tables = ({1: [], 2: []}, {}, {}, {}, {2: []}, {}, {2: []})
     plan = plan_of(2, args, tables, Path("out"))
     assert [name for name, _, _ in plan] == ["plain", "whole update", "2 alone side by side"]
     (_, table, run), = [p for p in plan if p[0] == "whole update"]
@@ -52,6 +52,22 @@ def test_compare_update_adds_a_run_where_every_rank_takes_the_whole_step():
     assert flags.shard_update is False
 
 
+def test_compare_memory_adds_a_run_that_gives_freed_memory_back():
+    args = parse_args(["--compare-memory", "--iterations", "4"])
+    tables = ({1: [], 2: []}, {}, {}, {}, {}, {2: []}, {2: []})
+    plan = plan_of(2, args, tables, Path("out"))
+    assert [name for name, _, _ in plan] == ["plain", "memory given back", "2 alone side by side"]
+    (_, table, run), = [p for p in plan if p[0] == "memory given back"]
+    assert table is tables[5]
+    cmd, _ = train_command(2, run.args[1], run.args[2])
+    assert "--no-keep-memory" in cmd
+    for plain in (train_command(2, args, Path("out"))[0],
+                  train_command(1, args, Path("out"), shard="0/2")[0]):  # nor the ceiling
+        assert "--no-keep-memory" not in plain
+    flags = training.build_bench_parser().parse_args(cmd[cmd.index("-m") + 2:])
+    assert flags.keep_memory is False
+
+
 def test_the_report_gives_the_median_steps_wait_under_each_run_of_two_ranks(capsys):
     def run(*waits):
         ranks = [{"rank": r, "threads": 1, "wait_median_ms": w / 10,
@@ -62,7 +78,8 @@ def test_the_report_gives_the_median_steps_wait_under_each_run_of_two_ranks(caps
 
     args = parse_args(["--overlap"])
     tables = {"results": {"1": run(0.0), "2": run(0.2, 1.5)}, "overlap": {"2": run(0.0, 0.0)},
-              "ceiling": {"2": run(0.0, 0.0)}, "gc_off": {}, "other": {}, "whole": {}}
+              "ceiling": {"2": run(0.0, 0.0)}, "gc_off": {}, "other": {}, "whole": {},
+              "given_back": {}}
     print_report(args, tables)
     out = capsys.readouterr().out
     assert "rank 0 0.02 and 0.20 ms, rank 1 0.15 and 1.50 ms" in out

@@ -201,6 +201,21 @@ CLAIMS = [
     Claim("06", "splitting the evaluation, or the corpus, makes the 2 ranks faster",
           rf"verdict: (08_eval_every_rank|09_whole_corpus), 2 ranks: the broken code runs at "
           rf"{F.format('x')}x", lambda v: v["x"] < 1, "each rank translates its shard"),
+    Claim("06", "memory given back: the profile names the kernel and its page faults",
+          rf"verdict: 06_memory, memory given back: .*The kernel takes {F.format('p')}% of a "
+          rf"step \({F.format('faults')} page faults per step\)",
+          lambda v: v["faults"] > 1000, "page faults by the thousand"),
+    Claim("06", "memory kept: no usual cause, and few faults",
+          rf"verdict: 06_memory, memory kept: (?P<rest>.*)",
+          lambda v: "No usual cause" in v["rest"] and "page faults" not in v["rest"],
+          "the verdict finds no usual cause"),
+    Claim("06", "kept, a few dozen faults a step at most; given back, thousands",
+          rf"verdict: 06_memory, page faults per step \(the last runs, the rank with most\): "
+          rf"memory kept {F.format('kept')}, memory given back {F.format('given')}",
+          lambda v: v["kept"] < 100 and v["given"] > 1000, "fall to a few dozen at most"),
+    Claim("06", "memory given back is slower than memory kept, run for run",
+          rf"verdict: 06_memory, 2 ranks: memory given back runs at {F.format('x')}x the speed",
+          lambda v: v["x"] < 1, "compares the two speeds, run for run"),
     Claim("06", "the fixed empty-shard script prints the same loss at 4 ranks as alone",
           rf"dev loss {F.format('loss')} \(3 sentences, (?P<ranks>\d) ranks\)",
           lambda v: True, "prints the same loss on 4 ranks as on one process", verdict=False),

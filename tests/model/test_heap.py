@@ -36,3 +36,28 @@ def test_freed_blocks_are_reused_without_page_faults(mode):
         assert faults < pages // 16, f"{faults} page faults for a block of {pages} pages"
     else:  # glibc's own thresholds: the block is given back and faulted in again, in part
         assert faults >= pages // 16, f"only {faults} faults without keep_freed_memory"
+
+
+def test_a_c_library_without_mallopt_is_left_alone(monkeypatch):
+    import ctypes
+
+    from dlhack.model import heap
+
+    class NoMallopt:  # macOS's C library has no mallopt
+        pass
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: NoMallopt())
+    assert heap.keep_freed_memory() is False
+
+
+def test_kernel_usage_counts_the_pages_a_new_array_touches():
+    import numpy as np
+
+    from dlhack.model.heap import kernel_usage
+
+    seconds, before = kernel_usage()
+    block = np.empty(64 << 20, np.uint8)  # 64 MiB: pages of its own, whatever the settings
+    block[::4096] = 1  # touch every page
+    after_seconds, after = kernel_usage()
+    assert after - before >= 32  # 16384 small pages, or 32 huge ones
+    assert after_seconds >= seconds

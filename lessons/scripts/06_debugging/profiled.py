@@ -28,6 +28,7 @@ from mpi4py import MPI
 from dlhack import step_profile
 from dlhack.corpus import default_corpus
 from dlhack.corpus.batching import BucketIterator
+from dlhack.model.heap import keep_freed_memory
 from dlhack.model.seq2seq import Seq2seq, convert
 from dlhack.parallel import create_communicator, create_multi_node_optimizer, scatter_dataset
 
@@ -35,6 +36,7 @@ SMALL = os.environ.get("DLHACK_SMALL") == "1"  # a quick look (and CI): one repe
 REPEATS = 1 if SMALL else 3
 _corpora = {}  # n_train -> the corpus, made once per process (only rank 0 ever needs it)
 PROFILES = []  # (summary, batchsize) of each train_steps call, for compare to show
+keep_freed_memory()  # as dlhack train does: each step reuses the memory the last one freed (f5)
 
 
 def corpus_of(n_train):

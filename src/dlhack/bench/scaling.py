@@ -6,6 +6,7 @@
     dlhack bench scaling --compare-gc          # also k ranks with Python's own collector
     dlhack bench scaling --compare-communicator ring   # also k ranks with the ring
     dlhack bench scaling --impl fused --compare-update  # also every rank updating everything
+    dlhack bench scaling --compare-memory      # also k ranks giving freed memory back
 
 Each point is ``mpiexec -n k python -m dlhack.train --profile --epochs 1`` (one BLAS thread per
 rank): its throughput and per-rank time breakdown. A whole epoch, so every rank count trains on
@@ -24,7 +25,9 @@ hides), ``--compare-gc`` one with ``--gc-every 0`` (Python's collector, as befor
 ``parallel/gcstep.py``), ``--compare-communicator NAME`` one with ``--communicator NAME``
 (``dlhack train``'s default, ``auto``, adds through shared memory on one node: ``shm``),
 ``--compare-update`` one with ``--no-shard-update`` (every rank takes the whole optimizer step;
-by default ``--impl fused`` divides it among the ranks of a node: ``parallel/sharded.py``).
+by default ``--impl fused`` divides it among the ranks of a node: ``parallel/sharded.py``),
+``--compare-memory`` one with ``--no-keep-memory`` (glibc gives freed memory back to the OS and
+every step faults it in again: ``model/heap.py``).
 
 Cost: repeats x (every rank count, and for k > 1 each variant asked for) training runs of one
 epoch each; writes JSON and a PNG (breakdown per step as stacked bars, efficiency as lines).
@@ -57,6 +60,7 @@ def train_command(ranks, args, out, overlap=False, shard=None):
     if not shard:
         argv += ["--communicator", args.communicator]
         argv += [] if getattr(args, "shard_update", True) else ["--no-shard-update"]
+        argv += [] if getattr(args, "keep_memory", True) else ["--no-keep-memory"]
     if args.corpus:
         argv += ["--corpus", args.corpus]
     if overlap:
@@ -142,6 +146,8 @@ def parse_args(argv):
                    help="also run k > 1 ranks with dlhack train --communicator NAME, side by side")
     p.add_argument("--compare-update", action="store_true",
                    help="also run k > 1 ranks with --no-shard-update, side by side")
+    p.add_argument("--compare-memory", action="store_true",
+                   help="also run k > 1 ranks with --no-keep-memory, side by side")
     p.add_argument("--no-ceiling", dest="ceiling", action="store_false",
                    help="skip the k independent processes side by side (the ceiling)")
     args = p.parse_args(argv)
@@ -152,7 +158,8 @@ def parse_args(argv):
 
 def plan_of(k, args, tables, out):
     """The runs of one repeat at ``k`` ranks: ``[(name, table, run)]``, the plain run first."""
-    runs, overlapped, gc_off, other, whole, alone = tables
+    runs, overlapped, gc_off, other, whole, given_back, alone = tables
+    args_given_back = argparse.Namespace(**{**vars(args), "keep_memory": False})
     args_gc_off = argparse.Namespace(**{**vars(args), "gc_every": 0})
     args_whole = argparse.Namespace(**{**vars(args), "shard_update": False})
     args_other = argparse.Namespace(**{**vars(args), "communicator": args.compare_communicator})
@@ -169,6 +176,9 @@ def plan_of(k, args, tables, out):
     if k in whole:
         plan.append(("whole update", whole,
                      partial(run_point, k, args_whole, out / f"n{k}-whole-update")))
+    if k in given_back:
+        plan.append(("memory given back", given_back,
+                     partial(run_point, k, args_given_back, out / f"n{k}-given-back")))
     if k in alone:  # each process: one rank's shard, batches and steps
         plan.append((f"{k} alone side by side", alone,
                      partial(run_alone, k, args, out / f"alone{k}")))
@@ -176,13 +186,13 @@ def plan_of(k, args, tables, out):
 
 
 def run_repeats(args, out):
-    """Every repeat of every run; returns ``(runs, overlapped, gc_off, other, whole, alone)``,
-    each ``{k: [metrics per repeat]}``."""
+    """Every repeat of every run; returns ``(runs, overlapped, gc_off, other, whole,
+    given_back, alone)``, each ``{k: [metrics per repeat]}``."""
     many = [k for k in args.ranks if k > 1]
     tables = ({k: [] for k in args.ranks}, *({k: [] for k in many if wanted} for wanted in (
         args.overlap, args.compare_gc, args.compare_communicator, args.compare_update,
-        args.ceiling)))
-    runs, alone = tables[0], tables[5]
+        args.compare_memory, args.ceiling)))
+    runs, alone = tables[0], tables[-1]
     for repeat in range(args.repeats):
         for k in args.ranks:
             plan = plan_of(k, args, tables, out)
@@ -208,7 +218,8 @@ def against_ceiling(tables):
         for name, table in (("of_ceiling", results), ("overlap_of_ceiling", tables["overlap"]),
                             ("gc_off_of_ceiling", tables["gc_off"]),
                             ("other_of_ceiling", tables["other"]),
-                            ("whole_of_ceiling", tables["whole"])):
+                            ("whole_of_ceiling", tables["whole"]),
+                            ("given_back_of_ceiling", tables["given_back"])):
             if key in table:
                 table[key]["of_ceiling"] = statistics.median(
                     m["sentences_per_sec"] / a["sentences_per_sec"]
@@ -217,7 +228,8 @@ def against_ceiling(tables):
 
 
 VARIANTS = (("overlapped", "overlap"), ("Python gc", "gc_off"), ("other comm.", "other"),
-            ("whole update", "whole"), ("alone (ceiling)", "ceiling"))
+            ("whole update", "whole"), ("memory given back", "given_back"),
+            ("alone (ceiling)", "ceiling"))
 
 
 def print_report(args, tables):
@@ -238,6 +250,7 @@ def print_report(args, tables):
               "gc_off": "with Python's own garbage collector (--gc-every 0)",
               "other": f"with --communicator {args.compare_communicator}",
               "whole": "with --no-shard-update (every rank takes the whole optimizer step)",
+              "given_back": "with --no-keep-memory (freed memory goes back to the OS)",
               "ceiling": "alone, side by side (no MPI)"}
     for k in args.ranks:
         profile = results[str(k)]["profile"]
@@ -255,11 +268,12 @@ def main(argv=None):
     args = parse_args(argv)
     out = Path(args.out)
     print(f"BLAS: {blas_info()}; {args.threads} thread(s) per rank")
-    runs, overlapped, gc_off, other, whole, alone = run_repeats(args, out)
+    runs, overlapped, gc_off, other, whole, given_back, alone = run_repeats(args, out)
     tables = {"results": summarise(runs, runs, args), "ceiling": summarise(alone, runs, args),
               "overlap": summarise(overlapped, runs, args),
               "gc_off": summarise(gc_off, runs, args), "other": summarise(other, runs, args),
-              "whole": summarise(whole, runs, args)}
+              "whole": summarise(whole, runs, args),
+              "given_back": summarise(given_back, runs, args)}
     against_ceiling(tables)
     print_report(args, tables)
     for table in tables.values():

@@ -1,6 +1,8 @@
 """Keep freed memory in the process, so that the arrays of every training step reuse it.
 
-    keep_freed_memory()      # once, before training (FusedSeq2seq does it when made)
+    keep_freed_memory()      # once, before training (FusedSeq2seq does it when made;
+                             # dlhack train for every model, unless --no-keep-memory)
+    kernel_usage()           # (seconds in the kernel, page faults) of this process so far
 
 A training step allocates, fills and frees its activations and gradients: some hundred MB of
 arrays, the same sizes every step. glibc's ``malloc`` maps each large block fresh from the
@@ -9,11 +11,20 @@ fault for every 4 KiB it touches again (about 10,000 faults and 30 ms of system 
 of the 256-unit, 3-layer translator, ``dlhack bench model`` measures it). Raising the mmap and
 trim thresholds makes glibc keep those blocks for reuse.
 
+Data parallelism makes it worse. One process frees last step's gradients as the next step
+starts, just before forward needs as much memory again. The multi-node optimizer frees them in
+the middle of the step, all at once, when each ``param.grad`` becomes its piece of the mean
+(``parallel.communicator.unpack``): the top of the heap is free, glibc gives it back, and every
+phase of the next step faults it in again. ``dlhack train --profile`` prints each rank's kernel
+time and page faults per step, ``step_profile.verdict`` names the cause when the kernel takes a
+large share of a step, and lesson 6 (f5) measures it with ``dlhack train --no-keep-memory``.
+
 Costs: the process's resident memory stays near its peak after training instead of shrinking;
 the peak itself is unchanged. A no-op (returning False) where the C library is not glibc.
 """
 import ctypes
 import ctypes.util
+import resource
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
 
@@ -28,3 +39,10 @@ def keep_freed_memory(mmap_threshold=32 << 20, trim_threshold=1 << 30):
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and \
         bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
+
+
+def kernel_usage():
+    """``(seconds, faults)``: this process's time in the kernel so far, and its minor page
+    faults (pages the kernel had to find and clear, without reading a disk)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_stime, usage.ru_minflt
