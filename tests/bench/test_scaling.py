@@ -4,6 +4,8 @@ communicator runs beside the plain one."""
 import argparse
 from pathlib import Path
 
+import pytest
+
 from dlhack.bench import training
 from dlhack.bench.scaling import parse_args, plan_of, print_report, train_command
 
@@ -37,35 +39,26 @@ def test_compare_communicator_adds_a_run_with_that_communicator():
     assert [name for name, _, _ in plan_of(1, args, tables, Path("out"))] == ["plain"]
 
 
-def test_compare_update_adds_a_run_where_every_rank_takes_the_whole_step():
-    args = parse_args(["--impl", "fused", "--compare-update", "--iterations", "4"])
-    tables = ({1: [], 2: []}, {}, {}, {}, {2: []}, {}, {2: []})
+@pytest.mark.parametrize("flag, name, index, train_flag, field", [
+    ("--compare-update", "whole update", 4, "--no-shard-update", "shard_update"),
+    ("--compare-memory", "memory given back", 5, "--no-keep-memory", "keep_memory"),
+])
+def test_a_compare_flag_adds_a_run_with_one_train_switch_off(flag, name, index, train_flag,
+                                                             field):
+    args = parse_args(["--impl", "fused", flag, "--iterations", "4"])
+    tables = tuple({1: [], 2: []} if i == 0 else {2: []} if i in (index, 6) else {}
+                   for i in range(7))
     plan = plan_of(2, args, tables, Path("out"))
-    assert [name for name, _, _ in plan] == ["plain", "whole update", "2 alone side by side"]
-    (_, table, run), = [p for p in plan if p[0] == "whole update"]
-    assert table is tables[4]
+    assert [step for step, _, _ in plan] == ["plain", name, "2 alone side by side"]
+    (_, table, run), = [p for p in plan if p[0] == name]
+    assert table is tables[index]
     cmd, _ = train_command(2, run.args[1], run.args[2])
-    assert "--no-shard-update" in cmd
-    plain, _ = train_command(2, args, Path("out"))
-    assert "--no-shard-update" not in plain
-    flags = training.build_bench_parser().parse_args(cmd[cmd.index("-m") + 2:])
-    assert flags.shard_update is False
-
-
-def test_compare_memory_adds_a_run_that_gives_freed_memory_back():
-    args = parse_args(["--compare-memory", "--iterations", "4"])
-    tables = ({1: [], 2: []}, {}, {}, {}, {}, {2: []}, {2: []})
-    plan = plan_of(2, args, tables, Path("out"))
-    assert [name for name, _, _ in plan] == ["plain", "memory given back", "2 alone side by side"]
-    (_, table, run), = [p for p in plan if p[0] == "memory given back"]
-    assert table is tables[5]
-    cmd, _ = train_command(2, run.args[1], run.args[2])
-    assert "--no-keep-memory" in cmd
+    assert train_flag in cmd
     for plain in (train_command(2, args, Path("out"))[0],
                   train_command(1, args, Path("out"), shard="0/2")[0]):  # nor the ceiling
-        assert "--no-keep-memory" not in plain
+        assert train_flag not in plain
     flags = training.build_bench_parser().parse_args(cmd[cmd.index("-m") + 2:])
-    assert flags.keep_memory is False
+    assert getattr(flags, field) is False
 
 
 def test_the_report_gives_the_median_steps_wait_under_each_run_of_two_ranks(capsys):
