@@ -206,7 +206,7 @@ CLAIMS = [
           rf"step \({F.format('faults')} page faults per step\)",
           lambda v: v["faults"] > 1000, "page faults by the thousand"),
     Claim("06", "memory kept: no usual cause, and few faults",
-          rf"verdict: 06_memory, memory kept: (?P<rest>.*)",
+          r"verdict: 06_memory, memory kept: (?P<rest>.*)",
           lambda v: "No usual cause" in v["rest"] and "page faults" not in v["rest"],
           "the verdict finds no usual cause"),
     Claim("06", "kept, a few dozen faults a step at most; given back, thousands",
