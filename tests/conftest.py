@@ -10,7 +10,7 @@ report every rank's view, tests run their collectives first and assert afterward
 
 Fixtures: ``mpi_comm`` (a duplicate of COMM_WORLD for one test), ``enja_dir`` (the real corpus),
 ``scripts`` (the small broken MPI scripts of tests/tools/scripts), ``leftovers`` (what a job
-left running).
+left running), and, for every test, ``same_random_numbers`` (a seeded global random state).
 """
 import os
 from pathlib import Path
@@ -75,6 +75,19 @@ def pytest_collection_modifyitems(config, items):
             room = item.nodeid.split("::")[0].removeprefix("tests/")
             return next((i for i, p in enumerate(LONGEST) if room.startswith(p)), len(LONGEST))
         items.sort(key=rank)
+
+
+@pytest.fixture(autouse=True)
+def same_random_numbers():
+    """Every test starts from the same global random state, whatever ran before it on its
+    worker: Chainer's initializers and iterators draw from numpy's, so a test that builds a
+    link without a seed would otherwise see new weights on every run."""
+    import random
+
+    import numpy
+
+    random.seed(0)
+    numpy.random.seed(0)
 
 
 @pytest.fixture
