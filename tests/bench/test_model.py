@@ -33,6 +33,7 @@ def test_bench_model_prints_fraction_of_sgemm_for_each_row(tmp_path, capsys, mon
     assert runs["fused"][0]["elementwise"] == describe()
     assert runs["fused-numpy"][0]["elementwise"] == "numpy (forced by DLHACK_KERNELS=numpy)"
     assert f"elementwise: {describe()}" in text and "fused/fused-numpy" in text
+    assert "GEMM hot" in text
     for rows in runs.values():
         run = rows[0]
         # one BLAS thread per worker: "openblas 0.3.23 Haswell, 1 thread(s)" for each BLAS
@@ -40,6 +41,7 @@ def test_bench_model_prints_fraction_of_sgemm_for_each_row(tmp_path, capsys, mon
         assert 0 < bench_model.fraction(run)  # a ratio of two timings: no upper bound under load
         assert run["executed_flops"] >= run["useful_flops"] > 0
         assert run["phases"]["step"]["gemm_ms"] <= run["phases"]["step"]["ms"]
+        assert run["phases"]["step"]["hot_ms"] > 0  # the products at the sgemm rate
     # the fused model computes no padding; the readable one does
     assert runs["fused"][0]["executed_flops"] == runs["fused"][0]["useful_flops"]
     assert runs["readable"][0]["executed_flops"] == runs["readable"][0]["padded_flops"]

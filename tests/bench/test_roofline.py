@@ -12,6 +12,11 @@ def test_sgemm_rate_weighs_shapes_by_calls():
     assert 0 < one < 0.01
     rate = roofline.sgemm_rate({(1, 32, 16, 8): 3, (2, 4, 4, 4): 1}, tries=2)
     assert np.isfinite(rate) and rate > 0
+    # given the replay's seconds, the rate is their calls' flops over their calls' seconds
+    replayed = {(1, 32, 16, 8): 1e-6, (2, 4, 4, 4): 4e-6}
+    flops = 3 * 2 * 32 * 16 * 8 + 2 * 2 * 4 * 4 * 4
+    rate = roofline.sgemm_rate({(1, 32, 16, 8): 3, (2, 4, 4, 4): 1}, replayed=replayed)
+    assert np.isclose(rate, flops / 7e-6)
 
 
 def test_phase_clock_adds_up_steps():
@@ -41,5 +46,18 @@ def test_metered_steps_split_each_phase():
     for phase in roofline.PHASES:
         assert 0 <= table[phase]["gemm_ms"] <= table[phase]["ms"]
     assert len(roofline.format_phases(table)) == 5
+    assert "hot" not in roofline.format_phases(table)[0]
+    # each product at the seconds its shape took replayed alone: 1 ms here, whatever the shape
+    replayed = dict.fromkeys(meter.shapes(), 1e-3)
+    table = roofline.phase_table(clock, meter, len(batches), replayed)
+    calls = {p: sum(1 for phase, _, _ in meter.calls if phase == p) for p in roofline.PHASES}
+    for phase in roofline.PHASES:
+        assert np.isclose(table[phase]["hot_ms"], calls[phase] / len(batches))
+    assert np.isclose(table["step"]["hot_ms"], len(meter.calls) / len(batches))
+    lines = roofline.format_phases(table)
+    assert "GEMM hot" in lines[0] and "lost" in lines[0]
+    step = lines[-1].split()
+    row = table["step"]
+    assert step[3:5] == [f"{row['hot_ms']:.1f}", f"{row['gemm_ms'] - row['hot_ms']:.1f}"]
     assert "thread" in roofline.blas_kernel()
     assert isinstance(chainer.config.train, bool)

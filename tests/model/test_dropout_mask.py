@@ -16,13 +16,17 @@ def masks(shape, seed=0, ratio=0.3):
     return DropoutMask(keep, ratio), keep * np.float32(1 / (1 - ratio))
 
 
-def test_dropped_equals_the_float_mask_and_writes_in_place():
+@pytest.mark.parametrize("kernels", ["compiled", "numpy"])
+def test_dropped_equals_the_float_mask_and_writes_in_place(monkeypatch, kernels):
+    if kernels == "numpy":
+        monkeypatch.setenv("DLHACK_KERNELS", "numpy")
     compact, plain = masks((5, 4))
     x = np.random.RandomState(1).randn(5, 4).astype(np.float32)
     want = x * plain
     got = dropped(x, compact)
     assert got.dtype == np.float32 and np.array_equal(got, want)
     assert np.array_equal(dropped(x[1:3], compact[1:3]), want[1:3])
+    assert np.array_equal(dropped(x[:, 1:], compact[:, 1:]), want[:, 1:])  # not contiguous
     assert np.array_equal(dropped(x, plain), want)
     dropped(x, compact, out=x)
     assert np.array_equal(x, want)

@@ -18,6 +18,8 @@ example on the shuffled batches its own trainer draws (``SerialIterator``), or o
 after two warm-up steps, then the same steps again with the ``GemmMeter`` on (which products
 ran, and how long they took), then replays those product shapes alone: the sgemm rate. Fraction
 of the sgemm rate = useful FLOPs (``dlhack.bench.flops``, real tokens only) / step time / rate.
+The table by phase splits each step three ways: the products as long as the replay took them
+("GEMM hot"), what they lost inside the step against that ("lost"), and everything else.
 Peak memory is the process's peak resident set; training memory is that less the resident set
 before the model was made (interpreter, numpy, Chainer and the corpus: the same for every row).
 ``--clock cpu`` times with the process's CPU time: on a machine shared with other jobs, time
@@ -96,6 +98,7 @@ def worker(impl, units, layers, attention, args):
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     meter, metered = roofline.timed_steps(model, optimizer, batches[2:], True, timer)
+    replayed = roofline.replay_seconds(meter.shapes(), timer=timer)
     seconds = sum(clock.steps)
     counts = [count_flops(units, layers, len(data.tgt_vocab), attention,
                           [len(x) for x, _ in b], [len(y) for _, y in b]) for b in batches[2:]]
@@ -106,9 +109,9 @@ def worker(impl, units, layers, attention, args):
             "sentences_per_sec": sum(len(b) for b in batches[2:]) / seconds,
             "useful_flops": sum(c.useful_total for c in counts),
             "padded_flops": sum(c.padded_total for c in counts),
-            "executed_flops": meter.flops(), "sgemm_rate": roofline.sgemm_rate(
-                meter.shapes(), timer=timer),
-            "phases": roofline.phase_table(metered, meter, len(batches) - 2),
+            "executed_flops": meter.flops(),
+            "sgemm_rate": roofline.sgemm_rate(meter.shapes(), replayed=replayed),
+            "phases": roofline.phase_table(metered, meter, len(batches) - 2, replayed),
             "page_faults_per_step": faults / (len(batches) - 2),
             "peak_rss_mb": peak, "rss_before_training_mb": rss_before,
             "gemm_in_step_rate": meter.flops() / max(meter.seconds(), 1e-9)}
@@ -177,8 +180,9 @@ def report(name, runs):
                       f"x{statistics.median(own):.2f}")
     for impl, rs in runs.items():
         typical = sorted(rs, key=lambda r: r["sentences_per_sec"])[len(rs) // 2]
-        print(f"  {impl}, ms per step by phase (GEMM: the products, metered; other: Chainer, "
-              f"elementwise work, Python); elementwise: {typical.get('elementwise')}")
+        print(f"  {impl}, ms per step by phase (GEMM: the products, metered; GEMM hot: the same "
+              f"products at the sgemm rate; lost: the difference; other: Chainer, elementwise "
+              f"work, Python); elementwise: {typical.get('elementwise')}")
         print("\n".join("    " + line for line in format_phases(typical["phases"])))
 
 

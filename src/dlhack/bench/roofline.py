@@ -11,7 +11,9 @@ each shape by its calls: the seconds a step's products would take at the rate th
 reaches for them. ``timed_steps`` times forward, backward and the optimizer of each step and,
 metered, the products inside each phase; the rest of a phase is Chainer, numpy's elementwise
 work and Python. Costs: the replay takes about as long as the products of one step, times
-``tries``; the meter adds a few microseconds per Chainer function.
+``tries``; the meter adds a few microseconds per Chainer function. ``phase_table`` with the
+replay's seconds per shape gives each phase's products at the sgemm rate beside their time in
+the step: what they lose there (operands no longer in cache, for one) apart from the rest.
 """
 import time
 
@@ -51,13 +53,20 @@ def sgemm_seconds(batch, m, k, n, tries=3, min_seconds=0.02, timer=time.perf_cou
     return best
 
 
-def sgemm_rate(shapes, tries=3, timer=time.perf_counter):
+def replay_seconds(shapes, tries=3, timer=time.perf_counter):
+    """``{(batch, m, k, n): seconds of one call}``: each distinct shape of ``shapes`` replayed
+    alone (``sgemm_seconds``), its operands hot in cache."""
+    return {shape: sgemm_seconds(*shape, tries, timer=timer) for shape in shapes}
+
+
+def sgemm_rate(shapes, tries=3, timer=time.perf_counter, replayed=None):
     """FLOP/s of this core's sgemm over ``{(batch, m, k, n): calls}``, each shape weighed by
-    its calls and its operations."""
+    its calls and its operations (``replayed``: the shapes' ``replay_seconds``, if measured)."""
+    replayed = replayed or replay_seconds(shapes, tries, timer)
     flops = seconds = 0.0
     for (batch, m, k, n), calls in shapes.items():
         flops += calls * 2 * batch * m * k * n
-        seconds += calls * sgemm_seconds(batch, m, k, n, tries, timer=timer)
+        seconds += calls * replayed[batch, m, k, n]
     return flops / seconds
 
 
@@ -116,19 +125,30 @@ def timed_steps(model, optimizer, batches, metered=False, timer=time.perf_counte
     return meter, clock
 
 
-def phase_table(clock, meter, steps):
-    """``{phase: {"ms": per step, "gemm_ms": per step}}`` (plus "step") from a metered run."""
+def phase_table(clock, meter, steps, replayed=None):
+    """``{phase: {"ms": per step, "gemm_ms": per step}}`` (plus "step") from a metered run;
+    with ``replayed`` (``replay_seconds``), also "hot_ms": the same products at the sgemm rate,
+    each call as long as its shape took replayed alone."""
     table = {p: {"ms": 1000 * clock.seconds[p] / steps,
                  "gemm_ms": 1000 * meter.seconds(p) / steps} for p in PHASES}
-    table["step"] = {k: sum(table[p][k] for p in PHASES) for k in ("ms", "gemm_ms")}
+    if replayed is not None:
+        for p in PHASES:
+            table[p]["hot_ms"] = 1000 * sum(replayed[shape] for phase, shape, _ in meter.calls
+                                            if phase == p) / steps
+    table["step"] = {k: sum(table[p][k] for p in PHASES) for k in table["forward"]}
     return table
 
 
 def format_phases(table):
-    """Lines: each phase's ms per step, the products' share of it and the rest."""
-    lines = [f"{'phase':>10} {'ms/step':>9} {'GEMM ms':>9} {'other ms':>9}"]
+    """Lines: each phase's ms per step, the products' share of it and the rest; where the
+    table has "hot_ms", the products split into their time at the sgemm rate ("GEMM hot") and
+    what they lost in the step against it ("lost": their operands cold in cache, for one)."""
+    hot = "hot_ms" in table["step"]
+    lines = [f"{'phase':>10} {'ms/step':>9} {'GEMM ms':>9}"
+             + (f" {'GEMM hot':>9} {'lost':>9}" if hot else "") + f" {'other ms':>9}"]
     for p in (*PHASES, "step"):
         row = table[p]
-        lines.append(f"{p:>10} {row['ms']:>9.1f} {row['gemm_ms']:>9.1f} "
+        split = f" {row['hot_ms']:>9.1f} {row['gemm_ms'] - row['hot_ms']:>9.1f}" if hot else ""
+        lines.append(f"{p:>10} {row['ms']:>9.1f} {row['gemm_ms']:>9.1f}{split} "
                      f"{row['ms'] - row['gemm_ms']:>9.1f}")
     return lines

@@ -6,10 +6,13 @@
 
 The fused translator (``dlhack.model.fused``) keeps one mask per LSTM layer above the first
 until its backward: as float32 they are a (tokens, units) array each at the step's memory peak.
-Costs: one pass more over x than a float mask (the scale is a second multiply, in place).
+Costs: one pass more over x than a float mask (the scale is a second multiply, in place),
+except where ``dlhack.model.ckernels`` builds its C: one pass then, with the same numbers.
 """
 import numpy as np
 from chainer import backend
+
+from dlhack.model.ckernels import address, kernels_for
 
 
 class DropoutMask:
@@ -34,6 +37,12 @@ def dropped(x, mask, out=None):
     xp = backend.get_array_module(x)
     if not isinstance(mask, DropoutMask):
         return xp.multiply(x, mask, out=out)
+    lib = kernels_for(x)
+    if lib is not None and mask.shape == x.shape and x.flags.c_contiguous \
+            and mask.keep.flags.c_contiguous and (out is None or out.flags.c_contiguous):
+        out = np.empty_like(x) if out is None else out  # one pass (dlhack.model.ckernels)
+        lib.dropout_apply(x.size, address(x), address(mask.keep), mask.scale, address(out))
+        return out
     out = xp.multiply(x, mask.keep, out=out)  # float times bool: x's dtype
     out *= mask.scale.astype(out.dtype)
     return out

@@ -95,6 +95,31 @@ void lstm_backward_step(long n, long H, float *g, float *c, const float *c_prev,
     }
 }
 
+/* The cells of a layer again, from its activated gates g (N, 4H) [i f a o], over its steps:
+ * step t's n_t rows are offsets[t] to offsets[t + 1] of g and c (N, H); c_t = i a + f c_{t-1},
+ * c0 (rows, H) before the first step. What the backward needs, one call per layer. */
+void lstm_cells(long steps, const long *offsets, long H, const float *restrict g,
+                const float *restrict c0, float *restrict c)
+{
+    for (long t = 0; t < steps; t++)
+        for (long row = 0; row < offsets[t + 1] - offsets[t]; row++) {
+            const float *gr = g + (offsets[t] + row) * 4 * H;
+            const float *cp = t == 0 ? c0 + row * H : c + (offsets[t - 1] + row) * H;
+            float *cr = c + (offsets[t] + row) * H;
+            for (long j = 0; j < H; j++)
+                cr[j] = gr[j] * gr[2 * H + j] + gr[H + j] * cp[j];
+        }
+}
+
+/* out = x keep scale over n elements, in numpy's order ((x keep) scale: the same bits); keep
+ * holds 0 or 1 bytes (a boolean mask); out may be x. A dropout mask applied in one pass. */
+void dropout_apply(long n, const float *x, const unsigned char *restrict keep, float scale,
+                   float *out)
+{
+    for (long k = 0; k < n; k++)
+        out[k] = x[k] * (float)keep[k] * scale;
+}
+
 /* Adam on n elements, in place: m += (1 - beta1)(g - m); v += (1 - beta2)(g^2 - v);
  * p -= step / (sqrt(v) + eps) * m, step = eta * alpha_t. */
 void adam_update(long n, float *restrict p, const float *restrict g, float *restrict m,

@@ -152,8 +152,10 @@ class FusedSeq2seq(Seq2seq):
 
     def _layers(self, lstm, hx, cx, embed, ids, packing):
         """Multi-layer LSTM over the packed tokens ``ids`` (N,) embedded by ``embed``: final
-        states (n_layers, B, H) in ``packing.order`` and the top layer's packed outputs (N, H).
-        The first layer gathers its input rows again in backward rather than keep them."""
+        states (lists of n_layers (B, H) variables, in ``packing.order``: a stacked array's
+        rows would each be a ``get_item``, whose backward is numpy's slow ``add.at``) and the
+        top layer's packed outputs (N, H). ``hx``, ``cx``: such lists, or None (zeros). The
+        first layer gathers its input rows again in backward rather than keep them."""
         xs = gather_rows(embed.W, ids)
         zeros = self.xp.zeros((len(packing.order), self.n_units), xs.dtype)
         hy, cy = [], []
@@ -169,7 +171,7 @@ class FusedSeq2seq(Seq2seq):
             xs, h, c = lstm_layer(xs, h0, c0, w_x, w_h, b, packing, mask, again)
             hy.append(h)
             cy.append(c)
-        return F.stack(hy), F.stack(cy), xs
+        return hy, cy, xs
 
     def _padded(self, packed, packing):
         """Packed rows (N, H) -> (B, T, H) in sentence order, zeros past each end."""
@@ -188,7 +190,8 @@ class FusedSeq2seq(Seq2seq):
         encoder_row = np.empty_like(src.order)
         encoder_row[src.order] = np.arange(len(xs))
         to_decoder = xp.asarray(encoder_row[tgt.order])  # the decoder sorts by target length
-        hy, cy = F.permutate(hy, to_decoder, axis=1), F.permutate(cy, to_decoder, axis=1)
+        hy = [F.permutate(h, to_decoder) for h in hy]
+        cy = [F.permutate(c, to_decoder) for c in cy]
         ys_in = [np.concatenate([[BOS], y]).astype(np.int32) for y in ys]
         ys_out = [np.concatenate([y, [EOS]]).astype(np.int32) for y in ys]
         _, _, features = self._layers(self.decoder, hy, cy, self.embed_y,

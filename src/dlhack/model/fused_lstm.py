@@ -121,9 +121,16 @@ class LSTMLayer(chainer.FunctionNode):
 
     def _cells(self, c0):
         """(N, H): the cells again, from the kept gates: ``c_t = i a + f c_{t-1}``, all the
-        products ``i a`` at once, then one sequential pass over the steps."""
+        products ``i a`` at once, then one sequential pass over the steps (one call of
+        ``elementwise.c`` where it is built)."""
         xp = backend.get_array_module(self.act)
         act, H, off = self.act, c0.shape[1], self.packing.offsets
+        if self.lib is not None:
+            cs, c0 = np.empty((len(act), H), act.dtype), np.ascontiguousarray(c0)
+            offsets = np.ascontiguousarray(off, dtype=np.int64)
+            self.lib.lstm_cells(len(off) - 1, address(offsets), H, address(act), address(c0),
+                                address(cs))
+            return cs
         cs = xp.multiply(act[:, :H], act[:, 2 * H:3 * H])
         tmp = xp.empty_like(c0)
         c = c0
@@ -244,14 +251,14 @@ class LSTMLayer(chainer.FunctionNode):
         g_hs = None if g_hs is None else np.ascontiguousarray(g_hs)
         row = H * self.cs.itemsize  # bytes per row of cs, hs and g_hs; act's are 4 times that
         db = np.zeros(self.act.shape[1], self.act.dtype)  # summed over the steps
-        a_act, a_cs, a_c0, a_dh, a_dc = (at(v) for v in (self.act, self.cs, c0, dh, dc))
+        a_act, a_cs, a_c0, a_dh, a_dc, a_db = (at(v) for v in (self.act, self.cs, c0, dh, dc, db))
         a_g = None if g_hs is None else at(g_hs)
         for t in reversed(range(len(off) - 1)):
             n = off[t + 1] - off[t]
             c_prev = a_c0 if t == 0 else a_cs + off[t - 1] * row
             self.lib.lstm_backward_step(n, H, a_act + off[t] * 4 * row, a_cs + off[t] * row,
                                         c_prev, H, a_dh, a_g and a_g + off[t] * row, a_dc,
-                                        at(db))
+                                        a_db)
             matmul(self.act[off[t]:off[t] + n], w_h, out=dh[:n])
         return self.act, dh, dc, db, self.cs
 
