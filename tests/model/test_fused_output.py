@@ -59,13 +59,20 @@ def test_numerical_gradient_ignores_padding(rows, monkeypatch):
                                   atol=1e-6, rtol=1e-5)
 
 
-def test_without_mask_float32():
+@pytest.mark.parametrize("kernels", ["compiled", "numpy"])  # float32: elementwise.c, or not
+@pytest.mark.parametrize("rows", [3, fused_output.ROWS])
+def test_without_mask_float32(kernels, rows, monkeypatch):
+    if kernels == "numpy":
+        monkeypatch.setenv("DLHACK_KERNELS", "numpy")
+    monkeypatch.setattr(fused_output, "ROWS", rows)
     (x, W, b), _ = inputs_and_mask(seed=4)
     x, W, b = (a.astype(np.float32) for a in (x, W, b))
+    b[2] = 100.0  # exp would overflow: the row's maximum is taken off first
     variables = [chainer.Variable(a) for a in (x, W, b)]
     loss, = OutputLoss(TARGETS, 3).apply(variables)
     loss.backward()
-    want_loss, want_grads = plain(x, W, b, np.ones_like(x), TARGETS, 3)
+    exact = (a.astype(np.float64) for a in (x, W, b))  # float32 probabilities would be 0
+    want_loss, want_grads = plain(*exact, np.ones(x.shape), TARGETS, 3)
     assert loss.dtype == np.float32 and float(loss.array) == pytest.approx(want_loss, rel=1e-5)
     for v, want in zip(variables, want_grads):
         assert v.grad.dtype == np.float32

@@ -4,6 +4,7 @@
  * -O3 and -ffast-math's loop freedoms (ckernels.VECTORIZE: not -ffast-math itself, which
  * would flush subnormals to zero in the whole process), so that the loops vectorize, exp_ included. */
 #include <math.h>
+#include <float.h>
 #include <stddef.h>
 
 /* e^x in float32 to about an ulp: e^r for |r| <= ln(2) / 2 by the polynomial of Cephes'
@@ -118,6 +119,36 @@ void dropout_apply(long n, const float *x, const unsigned char *restrict keep, f
 {
     for (long k = 0; k < n; k++)
         out[k] = x[k] * (float)keep[k] * scale;
+}
+
+/* Softmax cross-entropy of n rows of V logits z (in place), bias b (V,) added: adds each row
+ * whose target t[row] is not negative (PAD: padding) -log softmax(z)[t] into *loss; with
+ * grads, leaves z as the gradient of that sum, softmax minus one-hot (zero rows for padding).
+ * The same steps as fused_output's numpy: less the row's maximum, exp, sum, log. */
+void softmax_xent_rows(long n, long V, float *restrict z, const float *restrict b,
+                       const int *restrict t, long grads, double *restrict loss)
+{
+    for (long row = 0; row < n; row++) {
+        float *r = z + row * V, top = -FLT_MAX, total = 0.0f;
+        for (long j = 0; j < V; j++) {
+            r[j] += b[j];
+            top = fmaxf(top, r[j]);
+        }
+        float picked = t[row] >= 0 ? r[t[row]] - top : 0.0f;
+        for (long j = 0; j < V; j++) {
+            r[j] = exp_(r[j] - top);
+            total += r[j];
+        }
+        if (t[row] >= 0)
+            *loss += (double)(logf(total) - picked);
+        if (!grads)
+            continue;
+        float scale = t[row] >= 0 ? 1.0f / total : 0.0f;
+        for (long j = 0; j < V; j++)
+            r[j] *= scale;
+        if (t[row] >= 0)
+            r[t[row]] -= 1.0f;
+    }
 }
 
 /* Adam on n elements, in place: m += (1 - beta1)(g - m); v += (1 - beta2)(g^2 - v);

@@ -14,12 +14,16 @@ Memory: one (ROWS, V) block of logits at a time, never all N tokens' (a 1,000-to
 an 8,000-word vocabulary would hold 32 MB), and the dropout mask is dropped in forward; what
 waits for backward, the three gradients, is what backward returns anyway. Costs: the products
 of the unfused layer, in blocks of ROWS rows; W's gradient is summed over blocks (one pass over
-(V, H) per block). With backprop off (evaluation), only the loss is computed. A second backward
+(V, H) per block). The softmax's steps are one pass of ``elementwise.c`` where
+``dlhack.model.ckernels`` builds it (float32 on a CPU), numpy's passes elsewhere. With backprop
+off (evaluation), only the loss is computed. A second backward
 through the same forward is refused: its gradients were handed over.
 """
 import chainer
+import numpy as np
 from chainer import backend
 
+from dlhack.model.ckernels import address, kernels_for
 from dlhack.model.dropout_mask import dropped
 from dlhack.model.seq2seq import PAD
 
@@ -59,22 +63,16 @@ class OutputLoss(chainer.FunctionNode):
     def _block(self, rows, x, W, b, with_grads):
         """One block of tokens: its loss into ``token_loss_sum``, its gradients (of the summed
         loss) into ``grads``."""
-        xp = backend.get_array_module(x)
         x = x[rows] if self.mask is None else dropped(x[rows], self.mask[rows])
-        valid = self.targets[rows] != PAD
-        at = (xp.arange(len(x)), xp.where(valid, self.targets[rows], 0))
         p = matmul(x, W.T)  # (rows, V) logits, then probabilities, in place
-        p += b
-        p -= p.max(axis=1, keepdims=True)
-        picked = p[at]  # the target's logit, less the row's maximum
-        xp.exp(p, out=p)
-        total = p.sum(axis=1)
-        self.token_loss_sum += float(((xp.log(total) - picked) * valid).sum())
-        if not with_grads:
-            return
-        p /= total[:, None]
-        p[at] -= 1  # softmax minus one-hot, for real tokens only:
-        p *= valid[:, None]
+        softmax = _softmax_numpy if kernels_for(p) is None else _softmax_compiled
+        self.token_loss_sum += softmax(p, b, self.targets[rows], with_grads)
+        if with_grads:
+            self._add_grads(rows, x, W, p)
+
+    def _add_grads(self, rows, x, W, p):
+        """The block's share of the three gradients, from ``p``, the gradient of its summed
+        loss with respect to its logits (``x``: its features, dropped out)."""
         g_x, g_W, g_b = self.grads
         g_W += matmul(p.T, x)  # before g_x: that may go over x
         g_b += p.sum(axis=0)
@@ -94,3 +92,33 @@ class OutputLoss(chainer.FunctionNode):
             out.append(chainer.Variable(g))
         self.grads = None
         return tuple(out)
+
+
+def _softmax_numpy(z, b, targets, with_grads):
+    """The summed cross-entropy of the rows of logits ``z`` (bias ``b`` added) against
+    ``targets`` (``PAD``: no loss); with grads, ``z`` becomes that sum's gradient, softmax minus
+    one-hot (zero rows for padding), in place."""
+    xp = backend.get_array_module(z)
+    valid = targets != PAD
+    at = (xp.arange(len(z)), xp.where(valid, targets, 0))
+    z += b
+    z -= z.max(axis=1, keepdims=True)
+    picked = z[at]  # the target's logit, less the row's maximum
+    xp.exp(z, out=z)
+    total = z.sum(axis=1)
+    loss = float(((xp.log(total) - picked) * valid).sum())
+    if with_grads:
+        z /= total[:, None]
+        z[at] -= 1  # softmax minus one-hot, for real tokens only:
+        z *= valid[:, None]
+    return loss
+
+
+def _softmax_compiled(z, b, targets, with_grads):
+    """``_softmax_numpy`` in one call of ``elementwise.c`` (float32 on a CPU)."""
+    targets = np.ascontiguousarray(targets, dtype=np.int32)
+    loss = np.zeros(1)
+    kernels_for(z).softmax_xent_rows(len(z), z.shape[1], address(z),
+                                     address(np.ascontiguousarray(b)), address(targets),
+                                     int(with_grads), address(loss))
+    return float(loss[0])
