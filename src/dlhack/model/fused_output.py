@@ -16,8 +16,8 @@ waits for backward, the three gradients, is what backward returns anyway. Costs:
 of the unfused layer, in blocks of ROWS rows; W's gradient is summed over blocks (one pass over
 (V, H) per block). The softmax's steps are one pass of ``elementwise.c`` where
 ``dlhack.model.ckernels`` builds it (float32 on a CPU), numpy's passes elsewhere. With backprop
-off (evaluation), only the loss is computed. A second backward
-through the same forward is refused: its gradients were handed over.
+off (evaluation), only the loss is computed. A second backward through the same forward is
+refused: its gradients were handed over.
 """
 import chainer
 import numpy as np
