@@ -6,7 +6,7 @@ from chainer import gradient_check
 
 from dlhack.model import fused_output
 from dlhack.model.dropout_mask import dropped
-from dlhack.model.fused import FusedSeq2seq, gather_rows, stack_rows
+from dlhack.model.fused import FusedSeq2seq, gather_rows, stack_groups, stack_rows
 from dlhack.model.packed_adam import PackedAdam
 from dlhack.model.seq2seq import Seq2seq
 from tests.model.batches import (
@@ -119,3 +119,13 @@ def test_stack_rows_is_a_view_of_packed_gates_and_splits_the_gradient():
     x = [chainer.Variable(np.random.randn(2, 3)), chainer.Variable(np.random.randn(1, 3))]
     gradient_check.check_backward(lambda *a: stack_rows(a), [v.array for v in x],
                                   np.random.randn(3, 3), dtype=np.float64)
+    # a layer's three groups in one node: each a view, as stack_rows makes it
+    w_x, w_h, b = stack_groups(ws[:4], ws[4:], model.encoder.bs[1])
+    assert w_x.creator is w_h.creator is b.creator
+    assert np.shares_memory(w_x.array, ws[0].array) and np.shares_memory(w_h.array, ws[7].array)
+    np.testing.assert_array_equal(w_h.array, stacked.array)
+    assert b.shape == (8 * 4,)
+    x.append(chainer.Variable(np.random.randn(3, 2)))
+    gradient_check.check_backward(lambda *a: stack_groups(a[:2], a[2:]), [v.array for v in x],
+                                  (np.random.randn(3, 3), np.random.randn(3, 2)),
+                                  dtype=np.float64)

@@ -11,7 +11,8 @@ them on the same weights); only the training step is computed differently:
   no padding, so no product, gate or softmax is ever computed on a padding position;
 - each LSTM layer is one function with its own backward (``dlhack.model.fused_lstm``): input
   projection, recurrence, dropout of its input and the final states, one node per layer; its
-  gate weights are views of ``PackedAdam``'s buffer (``stack_rows``), not copies made each step;
+  gate weights are views of ``PackedAdam``'s buffer (``stack_groups``, one node per layer),
+  not copies made each step;
 - the output layer and the softmax cross-entropy over the vocabulary are one function
   (``dlhack.model.fused_output``): a block of tokens at a time, the logits turn into the loss
   and its gradients in forward (the loss is a scalar), so no (tokens, vocabulary) array is kept
@@ -99,25 +100,45 @@ def _adjacent(arrays):
 
 
 class StackRows(chainer.FunctionNode):
-    """``concatenate(arrays, axis=0)``, as a view where the arrays are adjacent in memory;
-    backward hands each input its rows of the gradient (views)."""
+    """Each group of ``sizes`` consecutive inputs (default: all of them, one group)
+    concatenated along rows, one output per group: a view where a group's arrays are adjacent
+    in memory. Backward hands each input its rows of its group's gradient (views)."""
+
+    def __init__(self, sizes=None):
+        self.sizes = sizes
 
     def forward(self, inputs):
-        self.bounds = np.cumsum([0] + [len(a) for a in inputs])
-        out = _adjacent(inputs)
-        if out is None:
-            out = backend.get_array_module(inputs[0]).concatenate(inputs, axis=0)
-        return out,
+        self.rows = []  # for each input: (its output, its first row there, its end)
+        outs, first = [], 0
+        for size in self.sizes or (len(inputs),):
+            group = inputs[first:first + size]
+            bounds = np.cumsum([0] + [len(a) for a in group])
+            self.rows += [(len(outs), bounds[j], bounds[j + 1]) for j in range(size)]
+            out = _adjacent(group)
+            if out is None:
+                out = backend.get_array_module(group[0]).concatenate(group, axis=0)
+            outs.append(out)
+            first += size
+        return tuple(outs)
 
     def backward(self, indexes, grad_outputs):
-        gy = grad_outputs[0].array  # views of the array: slicing the variable adds a node each
-        return tuple(chainer.Variable(gy[self.bounds[i]:self.bounds[i + 1]]) for i in indexes)
+        grads = []  # views of the arrays: slicing the variables would add a node each
+        for i in indexes:
+            out, begin, end = self.rows[i]
+            gy = grad_outputs[out]
+            grads.append(None if gy is None else chainer.Variable(gy.array[begin:end]))
+        return tuple(grads)
 
 
 def stack_rows(arrays):
     """The arrays (variables) stacked along rows; a view of ``PackedAdam``'s buffer when they
     are its consecutive parameters (as a layer's gates are), else a copy."""
     return StackRows().apply(tuple(arrays))[0]
+
+
+def stack_groups(*groups):
+    """``stack_rows`` of each group, as one function node: a variable per group."""
+    return StackRows([len(g) for g in groups]).apply(tuple(a for g in groups for a in g))
 
 
 def gather_rows(x, index):
@@ -162,8 +183,8 @@ class FusedSeq2seq(Seq2seq):
         for layer in range(self.n_layers):
             ws, bs = lstm.ws[layer], lstm.bs[layer]
             # NStepLSTM's order [i, f, a, o], the fused layer's: w0..w3 input, w4..w7 recurrent
-            w_x, w_h = stack_rows(ws[:4]), stack_rows(ws[4:])
-            b = stack_rows(bs)  # (8H,): the input and recurrent biases, summed in the layer
+            # b (8H,): the input and recurrent biases, summed in the layer; one node for all
+            w_x, w_h, b = stack_groups(ws[:4], ws[4:], bs)
             mask = self._mask(xs.shape) if layer > 0 else None
             h0 = zeros if hx is None else hx[layer]
             c0 = zeros if cx is None else cx[layer]
