@@ -24,7 +24,8 @@ them on the same weights); only the training step is computed differently:
 
 Dropout masks are booleans (``dlhack.model.dropout_mask``: a quarter of float32's memory),
 drawn from a generator seeded from numpy's global one when the model is made (so
-``np.random.seed`` before the model still fixes a run), not from Chainer's float64 draws: with dropout the two siblings see different masks, without it the same numbers.
+``np.random.seed`` before the model still fixes a run), not from Chainer's float64 draws:
+with dropout the two siblings see different masks, without it the same numbers.
 Translation (``translate``) is the readable model's, unchanged. Making one tells glibc to keep
 freed memory for reuse (``dlhack.model.heap``): the process's own allocator, for good.
 """
