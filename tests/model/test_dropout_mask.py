@@ -4,7 +4,7 @@ import chainer.functions as F
 import numpy as np
 import pytest
 
-from dlhack.model.dropout_mask import DropoutMask, dropped
+from dlhack.model.dropout_mask import DropoutMask, draw, dropped
 from dlhack.model.fused_lstm import lstm_layer
 from dlhack.model.fused_output import OutputLoss
 from dlhack.model.packing import Packing
@@ -70,3 +70,21 @@ def test_output_loss_gives_the_same_numbers_with_either_mask():
         results.append([loss.array] + [v.grad for v in variables])
     for got, want in zip(*results):
         np.testing.assert_array_equal(got, want)
+
+
+def test_drawn_masks_are_the_same_on_either_path_and_drop_at_the_ratio(monkeypatch):
+    compiled = [draw((300, 200), ratio, key) for ratio, key in ((0.25, 7), (0.25, 8), (0.0, 7))]
+    monkeypatch.setenv("DLHACK_KERNELS", "numpy")
+    for mask, (ratio, key) in zip(compiled, ((0.25, 7), (0.25, 8), (0.0, 7))):
+        assert mask.keep.dtype == bool and mask.shape == (300, 200)
+        np.testing.assert_array_equal(draw((300, 200), ratio, key).keep, mask.keep)
+    a, b, everything = (m.keep for m in compiled)
+    assert abs((~a).mean() - 0.25) < 0.01 and everything.all()
+    # another key, another mask: they agree as two independent draws would (0.75^2 + 0.25^2)
+    assert abs((a == b).mean() - 0.625) < 0.01
+    # neighbouring units too, along rows and along columns
+    assert abs((a[:, 1:] == a[:, :-1]).mean() - 0.625) < 0.01
+    assert abs((a[1:] == a[:-1]).mean() - 0.625) < 0.01
+    assert draw((4, 4), 0.25, 7).scale == np.float32(1 / 0.75)
+    with pytest.raises(ValueError, match="2\\^32"):
+        draw((2 ** 16, 2 ** 16), 0.5, 1)

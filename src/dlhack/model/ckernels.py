@@ -48,6 +48,7 @@ SIGNATURES = {  # ctypes argument types of each C function (all return void)
     "lstm_backward_step": [_l, _l, _p, _p, _p, _l, _p, _p, _p, _p],
     "lstm_cells": [_l, _p, _l, _p, _p, _p],
     "dropout_apply": [_l, _p, _p, _f, _p],
+    "dropout_keep": [_l, _l, _l, _p],
     "softmax_xent_rows": [_l, _l, _p, _p, _p, _l, _p],
     "adam_update": [_l, _p, _p, _p, _p, _f, _f, _f, _f],
     "scatter_add_rows": [_l, _l, _p, _p, _p],

@@ -112,6 +112,24 @@ void lstm_cells(long steps, const long *offsets, long H, const float *restrict g
         }
 }
 
+/* keep[k] = 1 where a hash of k and key is at least threshold, for k < n: a dropout mask that
+ * keeps each unit with probability 1 - threshold / 2^32 (key and threshold: 32-bit). The hash:
+ * k times an odd constant, key xor-ed in, then MurmurHash3's 32-bit finalizer (a bijection that
+ * spreads each input bit over the output). dropout_mask.draw computes the same in numpy. */
+void dropout_keep(long n, long key, long threshold, unsigned char *restrict keep)
+{
+    unsigned int key32 = (unsigned int)key, at_least = (unsigned int)threshold;
+    for (long k = 0; k < n; k++) {
+        unsigned int x = ((unsigned int)k * 0x9E3779B9u) ^ key32;
+        x ^= x >> 16;
+        x *= 0x85EBCA6Bu;
+        x ^= x >> 13;
+        x *= 0xC2B2AE35u;
+        x ^= x >> 16;
+        keep[k] = x >= at_least;
+    }
+}
+
 /* out = x keep scale over n elements, in numpy's order ((x keep) scale: the same bits); keep
  * holds 0 or 1 bytes (a boolean mask); out may be x. A dropout mask applied in one pass. */
 void dropout_apply(long n, const float *x, const unsigned char *restrict keep, float scale,

@@ -23,9 +23,10 @@ them on the same weights); only the training step is computed differently:
   arrays for it, and its features back.
 
 Dropout masks are booleans (``dlhack.model.dropout_mask``: a quarter of float32's memory),
-drawn from a generator seeded from numpy's global one when the model is made (so
-``np.random.seed`` before the model still fixes a run), not from Chainer's float64 draws:
-with dropout the two siblings see different masks, without it the same numbers.
+each a hash of the units' positions and a key drawn from a generator seeded from numpy's global
+one when the model is made (so ``np.random.seed`` before the model still fixes a run), not
+Chainer's float64 draws: with dropout the two siblings see different masks, without it the
+same numbers.
 Translation (``translate``) is the readable model's, unchanged. Making one tells glibc to keep
 freed memory for reuse (``dlhack.model.heap``): the process's own allocator, for good.
 """
@@ -35,7 +36,7 @@ import numpy as np
 from chainer import backend
 
 from dlhack.model.ckernels import address, kernels_for
-from dlhack.model.dropout_mask import DropoutMask
+from dlhack.model.dropout_mask import DropoutMask, draw
 from dlhack.model.fused_lstm import lstm_layer
 from dlhack.model.fused_output import OutputLoss
 from dlhack.model.heap import keep_freed_memory
@@ -166,10 +167,9 @@ class FusedSeq2seq(Seq2seq):
         if not chainer.config.train or self.dropout == 0:
             return None
         xp = self.xp
-        if xp is np:
-            keep = self._rng.random(shape, dtype=np.float32) >= self.dropout
-        else:
-            keep = xp.random.rand(*shape, dtype=np.float32) >= self.dropout
+        if xp is np:  # a hash of each position and a key drawn here (dropout_mask.draw)
+            return draw(shape, self.dropout, int(self._rng.integers(2 ** 32)))
+        keep = xp.random.rand(*shape, dtype=np.float32) >= self.dropout
         return DropoutMask(keep, self.dropout)
 
     def _layers(self, lstm, hx, cx, embed, ids, packing):
