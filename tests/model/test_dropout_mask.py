@@ -73,9 +73,10 @@ def test_output_loss_gives_the_same_numbers_with_either_mask():
 
 
 def test_drawn_masks_are_the_same_on_either_path_and_drop_at_the_ratio(monkeypatch):
-    compiled = [draw((300, 200), ratio, key) for ratio, key in ((0.25, 7), (0.25, 8), (0.0, 7))]
+    cases = ((0.25, 7), (0.25, 8), (0.0, 7))  # (ratio, key)
+    compiled = [draw((300, 200), ratio, key) for ratio, key in cases]
     monkeypatch.setenv("DLHACK_KERNELS", "numpy")
-    for mask, (ratio, key) in zip(compiled, ((0.25, 7), (0.25, 8), (0.0, 7))):
+    for mask, (ratio, key) in zip(compiled, cases):
         assert mask.keep.dtype == bool and mask.shape == (300, 200)
         np.testing.assert_array_equal(draw((300, 200), ratio, key).keep, mask.keep)
     a, b, everything = (m.keep for m in compiled)

@@ -102,17 +102,17 @@ def _adjacent(arrays):
 
 
 class StackRows(chainer.FunctionNode):
-    """Each group of ``sizes`` consecutive inputs (default: all of them, one group)
-    concatenated along rows, one output per group: a view where a group's arrays are adjacent
-    in memory. Backward hands each input its rows of its group's gradient (views)."""
+    """Each group of ``sizes`` consecutive inputs concatenated along rows, one output per
+    group: a view where a group's arrays are adjacent in memory. Backward hands each input its
+    rows of its group's gradient (views)."""
 
-    def __init__(self, sizes=None):
+    def __init__(self, sizes):
         self.sizes = sizes
 
     def forward(self, inputs):
         self.rows = []  # for each input: (its output, its first row there, its end)
         outs, first = [], 0
-        for size in self.sizes or (len(inputs),):
+        for size in self.sizes:
             group = inputs[first:first + size]
             bounds = np.cumsum([0] + [len(a) for a in group])
             self.rows += [(len(outs), bounds[j], bounds[j + 1]) for j in range(size)]
@@ -135,7 +135,7 @@ class StackRows(chainer.FunctionNode):
 def stack_rows(arrays):
     """The arrays (variables) stacked along rows; a view of ``PackedAdam``'s buffer when they
     are its consecutive parameters (as a layer's gates are), else a copy."""
-    return StackRows().apply(tuple(arrays))[0]
+    return stack_groups(arrays)[0]
 
 
 def stack_groups(*groups):

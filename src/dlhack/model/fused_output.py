@@ -65,8 +65,10 @@ class OutputLoss(chainer.FunctionNode):
         loss) into ``grads``."""
         x = x[rows] if self.mask is None else dropped(x[rows], self.mask[rows])
         p = matmul(x, W.T)  # (rows, V) logits, then probabilities, in place
-        softmax = _softmax_numpy if kernels_for(p) is None else _softmax_compiled
-        self.token_loss_sum += softmax(p, b, self.targets[rows], with_grads)
+        lib = kernels_for(p)
+        self.token_loss_sum += (_softmax_numpy(p, b, self.targets[rows], with_grads)
+                                if lib is None else
+                                _softmax_compiled(lib, p, b, self.targets[rows], with_grads))
         if with_grads:
             self._add_grads(rows, x, W, p)
 
@@ -114,11 +116,10 @@ def _softmax_numpy(z, b, targets, with_grads):
     return loss
 
 
-def _softmax_compiled(z, b, targets, with_grads):
-    """``_softmax_numpy`` in one call of ``elementwise.c`` (float32 on a CPU)."""
+def _softmax_compiled(lib, z, b, targets, with_grads):
+    """``_softmax_numpy`` in one call of ``elementwise.c`` (``lib``: float32 on a CPU)."""
     targets = np.ascontiguousarray(targets, dtype=np.int32)
     loss = np.zeros(1)
-    kernels_for(z).softmax_xent_rows(len(z), z.shape[1], address(z),
-                                     address(np.ascontiguousarray(b)), address(targets),
-                                     int(with_grads), address(loss))
+    lib.softmax_xent_rows(len(z), z.shape[1], address(z), address(np.ascontiguousarray(b)),
+                          address(targets), int(with_grads), address(loss))
     return float(loss[0])
