@@ -82,8 +82,8 @@ def test_breakdown_table_has_a_row_per_rank():
 
 
 def with_kernel(summary, *per_rank):
-    for rank, (ms, faults) in zip(summary["ranks"], per_rank):
-        rank.update(kernel_ms=ms, faults=faults)
+    for rank, (ms, faults, *cpu) in zip(summary["ranks"], per_rank):
+        rank.update(kernel_ms=ms, faults=faults, **({"cpu_ms": cpu[0]} if cpu else {}))
     return summary
 
 
@@ -93,10 +93,16 @@ def test_time_in_the_kernel_is_named_only_with_page_faults():
                                    *per_rank), batchsize=64, cores=2)
 
     faulting = judged((1.0, 40), (20.0, 3500))  # 20 ms of a 107 ms step
-    assert "The kernel takes 19% of a step (3500 page faults per step)" in faulting
+    assert "The kernel takes 19% of rank 1's CPU time in a step (3500 page faults per step)" \
+        in faulting
     assert "--no-keep-memory" in faulting and "No usual cause" not in faulting
     assert "page faults" not in judged((20.0, 30), (20.0, 30))  # a driver's calls, say
     assert "No usual cause" in judged((3.0, 3500), (4.0, 3500))  # under 5% of the step
+    # a rank that waits for its core: 20 ms of its 100 ms of CPU, though the step takes 500 ms
+    crowded = verdict(with_kernel(summary((1, 200, 300, 1, 3, 2), (1, 200, 300, 1, 3, 2)),
+                                  (20.0, 3500, 100.0), (2.0, 40, 90.0)), batchsize=64, cores=2)
+    assert "The kernel takes 20% of rank 0's CPU time in a step" in crowded
+    assert "page faults" not in judged((3.0, 3500, 100.0), (4.0, 3500, 100.0))  # 4% of the CPU
     table = format_breakdown(with_kernel(summary((1, 40, 60, 1, 3, 2)), (6.6, 3689.4)))
     assert table.splitlines()[-1] == "in the kernel, per step: rank 0 6.6 ms (3689 page faults)"
 

@@ -105,7 +105,7 @@ class ProfilingUpdater(TimedUpdater):
         self.comm, self.skip = comm, skip  # the same warm-up steps as TimedUpdater leaves out
         self.seconds = dict.fromkeys(PHASES, 0.0)
         self.waits = []  # each timed step's wait, in seconds: a few long ones, or every step?
-        self.kernel = [0.0, 0]  # the timed steps' seconds in the kernel, and page faults
+        self.kernel = [0.0, 0, 0.0]  # the timed steps' kernel seconds, page faults, CPU seconds
         # ChainerMN before v7 called the communicator's ``allreduce_grad``.
         self.mean_grad = ("multi_node_mean_grad" if hasattr(comm, "multi_node_mean_grad")
                           else "allreduce_grad")
@@ -175,7 +175,7 @@ class ProfilingUpdater(TimedUpdater):
         n = max(self.timed_steps, 1)
         mine = {"rank": self.comm.rank, "ms": self.breakdown(), "threads": blas_threads(),
                 "wait_median_ms": median, "kernel_ms": 1000 * self.kernel[0] / n,
-                "faults": self.kernel[1] / n}
+                "faults": self.kernel[1] / n, "cpu_ms": 1000 * self.kernel[2] / n}
         gathered = self.comm.gather_obj(mine)  # None but on rank 0 (ChainerMN insists on it)
         return self.comm.bcast_obj({"ranks": gathered} if self.comm.rank == 0 else None)
 
@@ -273,11 +273,16 @@ def verdict(summary, baseline=None, batchsize=None, ranks_per_node=None, cores=N
     if ms["wait"] > 0.10 * total:
         causes.append(f"Ranks wait for each other: {ms['wait'] / total:.0%} of a step is spent "
                       "at the barrier before the allreduce. " + wait_cause(summary, ms["wait"]))
-    worst = max((r for r in summary["ranks"] if "kernel_ms" in r), default=None,
-                key=lambda r: r["kernel_ms"])
-    if worst and worst["kernel_ms"] > 0.05 * total and worst["faults"] >= 100:  # not a driver's
-        causes.append(f"The kernel takes {worst['kernel_ms'] / total:.0%} of a step "
-                      f"({worst['faults']:.0f} page faults per step): memory freed in a step "
+    # Of a rank's CPU time, not of the wall clock: a rank that shares its core with other
+    # processes waits longer, which says nothing of what its faults cost.
+    shares = {r["rank"]: r["kernel_ms"] / (r.get("cpu_ms") or total)
+              for r in summary["ranks"] if "kernel_ms" in r}
+    worst = max(shares, key=shares.get, default=None)
+    share = shares.get(worst, 0.0)
+    worst = next((r for r in summary["ranks"] if r["rank"] == worst), None)
+    if worst and share > 0.05 and worst["faults"] >= 100:  # not a driver's calls
+        causes.append(f"The kernel takes {share:.0%} of rank {worst['rank']}'s CPU time in a "
+                      f"step ({worst['faults']:.0f} page faults per step): memory freed in a step "
                       "goes back to the operating system, and the next step faults it in "
                       "again. Keep it in the process (dlhack.model.heap.keep_freed_memory; "
                       "dlhack train does unless --no-keep-memory).")

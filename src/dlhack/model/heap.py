@@ -2,7 +2,7 @@
 
     keep_freed_memory()      # once, before training (FusedSeq2seq does it when made;
                              # dlhack train for every model, unless --no-keep-memory)
-    kernel_usage()           # (seconds in the kernel, page faults) of this process so far
+    kernel_usage()           # (seconds in the kernel, page faults, CPU seconds) so far
 
 A training step allocates, fills and frees its activations and gradients: some hundred MB of
 arrays, the same sizes every step. glibc's ``malloc`` maps each large block fresh from the
@@ -42,7 +42,9 @@ def keep_freed_memory(mmap_threshold=32 << 20, trim_threshold=1 << 30):
 
 
 def kernel_usage():
-    """``(seconds, faults)``: this process's time in the kernel so far, and its minor page
-    faults (pages the kernel had to find and clear, without reading a disk)."""
+    """``(seconds, faults, cpu)``: this process's time in the kernel so far, its minor page
+    faults (pages the kernel had to find and clear, without reading a disk), and its CPU time
+    in all (kernel and user): the share of the kernel in it does not depend on how many other
+    processes share the cores, as a share of the wall-clock time does."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_stime, usage.ru_minflt
+    return usage.ru_stime, usage.ru_minflt, usage.ru_stime + usage.ru_utime
