@@ -109,8 +109,10 @@ while time.process_time() - start < float(mode):
     pass
 for i, nodeid in enumerate(nodeids):
     record = {{"rank": 0, "size": 1, "nodeid": nodeid, "run_id": run_id, "outcome": "passed"}}
-    with open(os.path.join(run_dir, f"result.0.{{i}}.json"), "w") as f:
-        json.dump(record, f)
+    path = os.path.join(run_dir, f"result.0.{{i}}.json")
+    with open(path + ".tmp", "w") as f:  # whole or not at all, as pytest_in_rank.py writes:
+        json.dump(record, f)  # a torn record is read as forged
+    os.replace(path + ".tmp", path)
 """
 HOG = f"import os\nos.sched_setaffinity(0, {{{CPU}}})\nwhile True:\n    pass\n"
 

@@ -60,4 +60,4 @@ def test_kernel_usage_counts_the_pages_a_new_array_touches():
     block[::4096] = 1  # touch every page
     after_seconds, after, after_cpu = kernel_usage()
     assert after - before >= 32  # 16384 small pages, or 32 huge ones
-    assert after_seconds >= seconds and after_cpu - cpu >= after_seconds - seconds
+    assert after_seconds >= seconds and after_cpu >= cpu and after_cpu >= after_seconds
