@@ -202,8 +202,8 @@ CLAIMS = [
           rf"verdict: (08_eval_every_rank|09_whole_corpus), 2 ranks: the broken code runs at "
           rf"{F.format('x')}x", lambda v: v["x"] < 1, "each rank translates its shard"),
     Claim("06", "memory given back: the profile names the kernel and its page faults",
-          rf"verdict: 06_memory, memory given back: .*The kernel takes {F.format('p')}% of a "
-          rf"step \({F.format('faults')} page faults per step\)",
+          rf"verdict: 06_memory, memory given back: .*The kernel takes {F.format('p')}% of rank "
+          rf"\d's CPU time in a step \({F.format('faults')} page faults per step\)",
           lambda v: v["faults"] > 1000, "page faults by the thousand"),
     Claim("06", "memory kept: no usual cause, and few faults",
           r"verdict: 06_memory, memory kept: (?P<rest>.*)",
