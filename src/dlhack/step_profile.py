@@ -275,13 +275,12 @@ def verdict(summary, baseline=None, batchsize=None, ranks_per_node=None, cores=N
                       "at the barrier before the allreduce. " + wait_cause(summary, ms["wait"]))
     # Of a rank's CPU time, not of the wall clock: a rank that shares its core with other
     # processes waits longer, which says nothing of what its faults cost.
-    shares = {r["rank"]: r["kernel_ms"] / (r.get("cpu_ms") or total)
-              for r in summary["ranks"] if "kernel_ms" in r}
-    worst = max(shares, key=shares.get, default=None)
-    share = shares.get(worst, 0.0)
-    worst = next((r for r in summary["ranks"] if r["rank"] == worst), None)
-    if worst and share > 0.05 and worst["faults"] >= 100:  # not a driver's calls
-        causes.append(f"The kernel takes {share:.0%} of rank {worst['rank']}'s CPU time in a "
+    def share(rank):
+        return rank["kernel_ms"] / (rank.get("cpu_ms") or total)
+
+    worst = max((r for r in summary["ranks"] if "kernel_ms" in r), key=share, default=None)
+    if worst and share(worst) > 0.05 and worst["faults"] >= 100:  # not a driver's calls
+        causes.append(f"The kernel takes {share(worst):.0%} of rank {worst['rank']}'s CPU time in a "
                       f"step ({worst['faults']:.0f} page faults per step): memory freed in a step "
                       "goes back to the operating system, and the next step faults it in "
                       "again. Keep it in the process (dlhack.model.heap.keep_freed_memory; "

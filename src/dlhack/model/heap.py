@@ -17,7 +17,8 @@ the middle of the step, all at once, when each ``param.grad`` becomes its piece 
 (``parallel.communicator.unpack``): the top of the heap is free, glibc gives it back, and every
 phase of the next step faults it in again. ``dlhack train --profile`` prints each rank's kernel
 time and page faults per step, ``step_profile.verdict`` names the cause when the kernel takes a
-large share of a step, and lesson 6 (f5) measures it with ``dlhack train --no-keep-memory``.
+large share of a rank's CPU time, and lesson 6 (f5) measures it with ``dlhack train
+--no-keep-memory``.
 
 Costs: the process's resident memory stays near its peak after training instead of shrinking;
 the peak itself is unchanged. A no-op (returning False) where the C library is not glibc.
