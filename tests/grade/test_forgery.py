@@ -27,6 +27,12 @@ import os as _os
 from mpi4py import MPI as _MPI
 
 
+def _write(path, record):  # whole, as the recorder writes: a torn record is no forgery at all
+    with open(path + ".tmp", "w") as f:
+        _json.dump(record, f)
+    _os.replace(path + ".tmp", path)
+
+
 def _forge(run, run_id, nodeids, obs=None, before=None):
     rank, size = _MPI.COMM_WORLD.rank, _MPI.COMM_WORLD.size
     for i, nodeid in enumerate(nodeids):
@@ -36,10 +42,9 @@ def _forge(run, run_id, nodeids, obs=None, before=None):
             obs(i, nodeid)
         record = {"rank": rank, "size": size, "nodeid": nodeid, "run_id": run_id,
                   "duration_s": 0.1, "outcome": "passed", "message": ""}
-        with open(_os.path.join(run, f"result.{rank}.{i}.json"), "w") as f:
-            _json.dump(record, f)
-    with open(_os.path.join(run, f"result.{rank}.end.json"), "w") as f:
-        _json.dump({"rank": rank, "size": size, "run_id": run_id, "exit_code": 0}, f)
+        _write(_os.path.join(run, f"result.{rank}.{i}.json"), record)
+    _write(_os.path.join(run, f"result.{rank}.end.json"),
+           {"rank": rank, "size": size, "run_id": run_id, "exit_code": 0})
     _os._exit(0)
 
 
