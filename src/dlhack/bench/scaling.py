@@ -19,7 +19,8 @@ The ceiling: k ranks on one machine share its cores, caches and memory bus. For 
 each repeat also runs k single processes side by side, process i alone on rank i's shard of
 the k-rank run (``python -m dlhack.bench.training --shard i/k``: the same batches and steps,
 no MPI in a step), and adds up their throughput. The k-rank throughput over that ceiling is
-what communication and waiting leave. ``--overlap`` adds a k-rank run with ``--overlap``
+what communication and waiting leave: the table gives its median, then each repeat's (paired
+with the ceiling run of the same repeat: their spread is the machine's noise). ``--overlap`` adds a k-rank run with ``--overlap``
 (buckets allreduced during backward; its "backward" then includes the communication it
 hides), ``--compare-gc`` one with ``--gc-every 0`` (Python's collector, as before
 ``parallel/gcstep.py``), ``--compare-communicator NAME`` one with ``--communicator NAME``
@@ -221,9 +222,10 @@ def against_ceiling(tables):
                             ("whole_of_ceiling", tables["whole"]),
                             ("given_back_of_ceiling", tables["given_back"])):
             if key in table:
-                table[key]["of_ceiling"] = statistics.median(
-                    m["sentences_per_sec"] / a["sentences_per_sec"]
-                    for m, a in zip(table[key]["runs"], c["runs"]))
+                each = [m["sentences_per_sec"] / a["sentences_per_sec"]
+                        for m, a in zip(table[key]["runs"], c["runs"])]
+                table[key]["of_ceiling_repeats"] = each
+                table[key]["of_ceiling"] = statistics.median(each)
                 results[key][name] = table[key]["of_ceiling"]
 
 
@@ -244,8 +246,9 @@ def print_report(args, tables):
         for label, table in rows:
             r = table[str(k)]
             frac = f"{r['of_ceiling']:>11.3f}" if "of_ceiling" in r else f"{'':>11}"
+            each = ", ".join(f"{x:.3f}" for x in r.get("of_ceiling_repeats", []))
             print(f"{label:>18} {r['median']:>12.1f} {r['median'] / one:>9.2f} "
-                  f"{r['efficiency']:>11.3f} {frac}")
+                  f"{r['efficiency']:>11.3f} {frac}" + (f"   (per repeat: {each})" * bool(each)))
     titles = {"overlap": "overlapped (backward includes the allreduce it hides)",
               "gc_off": "with Python's own garbage collector (--gc-every 0)",
               "other": f"with --communicator {args.compare_communicator}",
