@@ -20,11 +20,12 @@ each repeat also runs k single processes side by side, process i alone on rank i
 the k-rank run (``python -m dlhack.bench.training --shard i/k``: the same batches and steps,
 no MPI in a step), and adds up their throughput. The k-rank throughput over that ceiling is
 what communication and waiting leave: the table gives its median, then each repeat's (paired
-with the ceiling run of the same repeat: their spread is the machine's noise). ``--overlap`` adds a k-rank run with ``--overlap``
-(buckets allreduced during backward; its "backward" then includes the communication it
-hides), ``--compare-gc`` one with ``--gc-every 0`` (Python's collector, as before
-``parallel/gcstep.py``), ``--compare-communicator NAME`` one with ``--communicator NAME``
-(``dlhack train``'s default, ``auto``, adds through shared memory on one node: ``shm``),
+with the ceiling run of the same repeat: their spread is the machine's noise).
+``--overlap`` adds a k-rank run with ``--overlap`` (buckets allreduced during backward; its
+"backward" then includes the communication it hides), ``--compare-gc`` one with
+``--gc-every 0`` (Python's collector, as before ``parallel/gcstep.py``),
+``--compare-communicator NAME`` one with ``--communicator NAME`` (``dlhack train``'s default,
+``auto``, adds through shared memory on one node: ``shm``),
 ``--compare-update`` one with ``--no-shard-update`` (every rank takes the whole optimizer step;
 by default ``--impl fused`` divides it among the ranks of a node: ``parallel/sharded.py``),
 ``--compare-memory`` one with ``--no-keep-memory`` (glibc gives freed memory back to the OS and
@@ -247,8 +248,9 @@ def print_report(args, tables):
             r = table[str(k)]
             frac = f"{r['of_ceiling']:>11.3f}" if "of_ceiling" in r else f"{'':>11}"
             each = ", ".join(f"{x:.3f}" for x in r.get("of_ceiling_repeats", []))
+            each = f"   (per repeat: {each})" if each else ""
             print(f"{label:>18} {r['median']:>12.1f} {r['median'] / one:>9.2f} "
-                  f"{r['efficiency']:>11.3f} {frac}" + (f"   (per repeat: {each})" * bool(each)))
+                  f"{r['efficiency']:>11.3f} {frac}{each}")
     titles = {"overlap": "overlapped (backward includes the allreduce it hides)",
               "gc_off": "with Python's own garbage collector (--gc-every 0)",
               "other": f"with --communicator {args.compare_communicator}",
