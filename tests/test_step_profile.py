@@ -65,6 +65,25 @@ def test_a_wait_at_every_step_is_told_from_a_few_long_waits():
     assert "every step" not in spells
 
 
+
+def test_a_small_wait_that_grew_most_is_explained_not_called_in_step():
+    """Under the 10% that makes the wait a cause of its own, a wait that grew more than any
+    phase is still named, with its kind, rather than "ranks are in step"."""
+    one = summary((0.3, 15.2, 19.3, 0.0, 0.1, 1.0))
+
+    def judged(*medians, wait=(1.8, 1.4)):
+        two = summary((0.4, 15.0, 19.0, wait[0], 0.9, 0.5), (0.4, 15.2, 19.3, wait[1], 0.7, 0.6))
+        return verdict(with_median_waits(two, *medians), baseline=one, batchsize=64, cores=2)
+
+    spells = judged(0.04, 0.22)  # 1.6 ms on average, 4% of a step, in a few long steps
+    assert "'wait' grew most" in spells and "wait 4% of a step on average" in spells
+    assert "a few long steps" in spells and "in step" not in spells
+    every_step = judged(1.7, 1.3)
+    assert "every step" in every_step and "in step" not in every_step
+    assert "wait for each other" not in spells + every_step  # not the large-wait cause
+    grew_backward = judged(0.04, 0.22, wait=(0.1, 0.1))  # the wait no longer grew most
+    assert "No usual cause" in grew_backward and "on average" not in grew_backward
+
 def test_the_waits_line_gives_each_rank_its_median_and_mean_wait():
     line = format_waits(with_median_waits(summary((1, 40, 60, 3.5, 3, 2),
                                                   (1, 41, 59, 0.5, 3, 2)), 0.02, 0.25))

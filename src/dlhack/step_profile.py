@@ -180,19 +180,24 @@ class ProfilingUpdater(TimedUpdater):
         return self.comm.bcast_obj({"ranks": gathered} if self.comm.rank == 0 else None)
 
 
-def wait_cause(summary, mean_wait):
-    """Which kind of waiting a profile shows: at every step, or in a few long steps."""
+def waiting(summary, mean_wait, total):
+    """The wait's sentence: its share of the ``total`` step (a cause of its own over a tenth;
+    under it, said where it grew most), then its kind: at every step, or in a few long steps."""
+    share = f"{mean_wait / total:.0%} of a step"
+    lead = (f"Ranks wait for each other: {share} is spent at the barrier before the allreduce. "
+            if mean_wait > 0.10 * total else f"The ranks wait {share} on average. ")
     medians = [r["wait_median_ms"] for r in summary["ranks"] if "wait_median_ms" in r]
     typical = sum(medians) / len(medians) if medians else None
     if typical is not None and typical < 0.5 * mean_wait:
-        return (f"Yet the median step waits only {typical:.1f} ms: the wait comes in a few long "
-                "steps, so the work is balanced. A rank slowed down for a spell (a busy or "
-                "shared machine), or one rank does work every few steps (a log, a snapshot, "
-                "an evaluation); balancing the batches will not remove it.")
+        return lead + (f"Yet the median step waits only {typical:.1f} ms: the wait comes in a "
+                       "few long steps, so the work is balanced. A rank slowed down for a spell "
+                       "(a busy or shared machine), or one rank does work every few steps (a "
+                       "log, a snapshot, an evaluation); balancing the batches will not remove "
+                       "it.")
     every = f" (the median step waits {typical:.1f} ms)" if typical is not None else ""
-    return (f"It is there at every step{every}: some rank has more work per step. Unbalanced "
-            "batches (sort or bucket by length, shuffle), a straggler, or work such as "
-            "evaluation or logging done on one rank inside the step.")
+    return lead + (f"It is there at every step{every}: some rank has more work per step. "
+                   "Unbalanced batches (sort or bucket by length, shuffle), a straggler, or work "
+                   "such as evaluation or logging done on one rank inside the step.")
 
 
 def blas_threads():
@@ -249,14 +254,14 @@ def verdict(summary, baseline=None, batchsize=None, ranks_per_node=None, cores=N
     ranks_per_node = ranks_per_node or n_ranks
     cores = cores or os.cpu_count()
     threads = max(r["threads"] for r in summary["ranks"])
-    causes = []
+    causes, grew_most = [], None
     if baseline is not None:
         base = mean_breakdown(baseline)
         grew = {p: ms[p] - base[p] for p in PHASES}
-        worst = max(grew, key=grew.get)
+        grew_most = max(grew, key=grew.get)
         slower = total / (sum(base.values()) or 1e-9)
         causes.append(f"A step takes {slower:.2f}x as long as on one process; "
-                      f"'{worst}' grew most (+{grew[worst]:.1f} ms).")
+                      f"'{grew_most}' grew most (+{grew[grew_most]:.1f} ms).")
     if threads * ranks_per_node > cores:
         causes.append(f"Threads are oversubscribed: {ranks_per_node} ranks x {threads} BLAS "
                       f"threads on {cores} cores, so ranks fight over cores and forward/"
@@ -270,9 +275,8 @@ def verdict(summary, baseline=None, batchsize=None, ranks_per_node=None, cores=N
                       "batch (the gradient is as large as the model), so a tiny per-rank batch "
                       "leaves too little computation to pay for them: raise the per-rank batch "
                       "(and scale the learning rate), or use a faster communicator.")
-    if ms["wait"] > 0.10 * total:
-        causes.append(f"Ranks wait for each other: {ms['wait'] / total:.0%} of a step is spent "
-                      "at the barrier before the allreduce. " + wait_cause(summary, ms["wait"]))
+    if ms["wait"] > 0.10 * total or grew_most == "wait":
+        causes.append(waiting(summary, ms["wait"], total))
     # Of a rank's CPU time, not of the wall clock: a rank that shares its core with other
     # processes waits longer, which says nothing of what its faults cost.
     def share(rank):
