@@ -83,6 +83,10 @@ def test_a_small_wait_that_grew_most_is_explained_not_called_in_step():
     assert "wait for each other" not in spells + every_step  # not the large-wait cause
     grew_backward = judged(0.04, 0.22, wait=(0.1, 0.1))  # the wait no longer grew most
     assert "No usual cause" in grew_backward and "on average" not in grew_backward
+    # every phase shrank and the wait grew by a hair: under 1% of a step is not worth a cause
+    hair = verdict(with_median_waits(summary((0.3, 15.0, 19.0, 0.2, 0.1, 0.9)), 0.0),
+                   baseline=one, batchsize=64, cores=2)
+    assert "'wait' grew most" in hair and "No usual cause" in hair and "every step" not in hair
 
 def test_the_waits_line_gives_each_rank_its_median_and_mean_wait():
     line = format_waits(with_median_waits(summary((1, 40, 60, 3.5, 3, 2),

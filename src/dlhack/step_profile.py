@@ -275,7 +275,7 @@ def verdict(summary, baseline=None, batchsize=None, ranks_per_node=None, cores=N
                       "batch (the gradient is as large as the model), so a tiny per-rank batch "
                       "leaves too little computation to pay for them: raise the per-rank batch "
                       "(and scale the learning rate), or use a faster communicator.")
-    if ms["wait"] > 0.10 * total or grew_most == "wait":
+    if ms["wait"] > 0.10 * total or (grew_most == "wait" and ms["wait"] > 0.01 * total):
         causes.append(waiting(summary, ms["wait"], total))
     # Of a rank's CPU time, not of the wall clock: a rank that shares its core with other
     # processes waits longer, which says nothing of what its faults cost.
