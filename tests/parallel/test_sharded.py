@@ -93,6 +93,28 @@ def test_sharded_refuses_what_it_cannot_do(mpi_comm):
         optimizer.update(translator_loss, model, global_batches(1, 2)[0][comm.rank:][:1])
 
 
+@pytest.mark.mpi(ranks=[2], timeout=60)
+def test_sharded_refuses_a_model_whose_parameters_changed(mpi_comm):
+    """The gradients go where setup placed each parameter; a link added or replaced since is
+    refused at the next step, on every rank, before any barrier (the test would hang else)."""
+    comm = create_communicator("shm", mpi_comm=mpi_comm)
+    batch = global_batches(1, 2)[0][comm.rank:][:1]
+    for change in ("add", "replace"):
+        model = make_model()
+        optimizer = create_multi_node_optimizer(PackedAdam(), comm, shard=True).setup(model)
+        optimizer.update(translator_loss, model, batch)
+        shape = model.W_o.W.shape
+        if change == "replace":
+            del model.W_o
+        with model.init_scope():
+            if change == "add":
+                model.extra = chainer.links.Linear(2, 2)
+            else:  # the same name, a new parameter object
+                model.W_o = chainer.links.Linear(shape[1], shape[0])
+        with pytest.raises(ValueError, match="changed since setup"):
+            optimizer.update(translator_loss, model, batch)
+
+
 def test_one_rank_cannot_shard():
     from mpi4py import MPI
 

@@ -38,7 +38,6 @@ import numpy as np
 from dlhack.model.ckernels import kernels_for
 from dlhack.model.packed_adam import CHUNK, PackedAdam
 from dlhack.parallel.allreduce_ring import chunk_bounds
-from dlhack.parallel.communicator import gradients, pack
 from dlhack.parallel.shared_memory import chunked_window, slot_window
 from dlhack.parallel.wrapper import Wrapper
 
@@ -70,7 +69,7 @@ class ShardedMultiNodeOptimizer(Wrapper):
         if why is not None:
             raise ValueError(f"shard=True: {why}")
         super().__init__(actual_optimizer, comm, chunk=None, _windows=None, _slots=None,
-                         _block=None, reduce_scatter=None, update_chunk=None)
+                         _pieces=None, _block=None, reduce_scatter=None, update_chunk=None)
         self.reduce_scatter, self.update_chunk = self._reduce_scatter, self._update_chunk
 
     def setup(self, link):
@@ -90,15 +89,20 @@ class ShardedMultiNodeOptimizer(Wrapper):
         actual.place(*shared, copy=False)
         self.chunk = chunk_bounds(n, self.comm.size)[self.comm.rank]
         self._block = np.empty(min(CHUNK, n), dtype)
-        self._bcast_if_new_parameters(link)  # records the layout: every rank has rank 0's
+        # where each parameter's gradient goes in this rank's slot: the buffer's own layout
+        mine = self._slots[self.comm.rank]
+        self._pieces = [mine[b:e].reshape(p.shape) for p, b, e in
+                        zip(actual._params, actual._bounds[:-1], actual._bounds[1:])]
+        self._layout = [id(p) for _, p in sorted(link.namedparams()) if p.array is not None]
         return self
 
     def _bcast_if_new_parameters(self, target):
-        if self._layout is None:  # set up just now: the weights are shared, nothing to send
-            self._layout = [(name, p.array is not None) for name, p in
-                            sorted(target.namedparams())]
-            return False
-        return super()._bcast_if_new_parameters(target)
+        """Every step: the parameters must be the ones set up (the weights are shared, so
+        there is never anything to send); on every rank alike, before any barrier."""
+        if [id(p) for _, p in sorted(target.namedparams())
+                if p.array is not None] != self._layout:
+            raise ValueError("shard=True: the model's parameters changed since setup")
+        return False
 
     def update(self, lossfun=None, *args, **kwds):
         """One data-parallel step; ``lossfun(*args, **kwds)`` as in ``chainer.Optimizer.update``."""
@@ -115,10 +119,10 @@ class ShardedMultiNodeOptimizer(Wrapper):
             raise ValueError("shard=True leaves each rank its own gradients, which an optimizer "
                              "hook would read as the mean: remove the hook, or use shard=False")
         actual._repack()  # a parameter replaced since (a load): back into the shared buffer
-        params = gradients(target, zero_fill=True)
-        if [id(p) for p in params] != [id(p) for p in actual._params]:
-            raise ValueError("shard=True: the model's parameters changed since setup")
-        pack(params, self._slots[self.comm.rank], self.comm.size)
+        for param, piece in zip(actual._params, self._pieces):  # ``communicator.pack``, with
+            if param.grad is None:  # the pieces found once and the parameters checked by
+                param.grad = np.zeros_like(param.array)  # _bcast_if_new_parameters each step
+            np.divide(param.grad, self.comm.size, out=piece)
         self.comm.mpi_comm.Barrier()
 
     def _update_chunk(self):
