@@ -104,3 +104,31 @@ def test_each_repeat_is_set_against_the_ceiling_of_its_own_repeat(capsys):
     out = capsys.readouterr().out
     assert "0.950   (per repeat: 0.950, 0.980, 0.950)" in out
     assert "(per repeat: 0.900, 1.000, 0.800)" in out
+
+
+def test_floor_runs_in_every_repeat_for_steps_as_long_as_the_k_rank_runs(monkeypatch, tmp_path):
+    """--floor: after each repeat's runs at k > 1 ranks, the machine's floor for a step as long
+    as that repeat's k-rank step (its profile's phases added up); never for one rank."""
+    from dlhack.bench import scaling
+    from dlhack.step_profile import PHASES
+
+    def metrics(step_ms):
+        ms = {phase: step_ms / len(PHASES) for phase in PHASES}
+        return {"sentences_per_sec": 100.0, "iterations": 4, "profile": {"ranks": [{"ms": ms}]}}
+
+    steps = iter([30.0, 45.0])  # the 2-rank step of repeat 1, then of repeat 2
+    monkeypatch.setattr(scaling, "run_point", lambda k, *a, **kw: metrics(
+        20.0 if k == 1 else next(steps)))
+    monkeypatch.setattr(scaling, "run_alone", lambda k, *a: metrics(25.0))
+    calls = []
+    monkeypatch.setattr(scaling.sync_floor, "run", lambda k, step, out, threads: calls.append(
+        (k, step, threads)) or {"of_alone": 0.9 + len(calls) / 100})
+    args = parse_args(["--floor", "--iterations", "4", "--repeats", "2", "--threads", "2"])
+    floors = scaling.run_repeats(args, tmp_path)[-1]
+    assert [(k, threads) for k, _, threads in calls] == [(2, 2), (2, 2)]
+    assert [step for _, step, _ in calls] == [pytest.approx(30.0), pytest.approx(45.0)]
+    assert floors == {2: [{"of_alone": 0.91}, {"of_alone": 0.92}]}
+    steps = iter([30.0, 45.0])
+    assert scaling.run_repeats(parse_args(["--iterations", "4", "--repeats", "2"]),
+                               tmp_path)[-1] == {}
+    assert len(calls) == 2

@@ -7,6 +7,7 @@
     dlhack bench scaling --compare-communicator ring   # also k ranks with the ring
     dlhack bench scaling --impl fused --compare-update  # also every rank updating everything
     dlhack bench scaling --compare-memory      # also k ranks giving freed memory back
+    dlhack bench scaling --floor               # also the machine's own floor (sync_floor.py)
 
 Each point is ``mpiexec -n k python -m dlhack.train --profile --epochs 1`` (one BLAS thread per
 rank): its throughput and per-rank time breakdown. A whole epoch, so every rank count trains on
@@ -20,19 +21,16 @@ each repeat also runs k single processes side by side, process i alone on rank i
 the k-rank run (``python -m dlhack.bench.training --shard i/k``: the same batches and steps,
 no MPI in a step), and adds up their throughput. The k-rank throughput over that ceiling is
 what communication and waiting leave: the table gives its median, then each repeat's (paired
-with the ceiling run of the same repeat: their spread is the machine's noise).
-``--overlap`` adds a k-rank run with ``--overlap`` (buckets allreduced during backward; its
-"backward" then includes the communication it hides), ``--compare-gc`` one with
-``--gc-every 0`` (Python's collector, as before ``parallel/gcstep.py``),
-``--compare-communicator NAME`` one with ``--communicator NAME`` (``dlhack train``'s default,
-``auto``, adds through shared memory on one node: ``shm``),
-``--compare-update`` one with ``--no-shard-update`` (every rank takes the whole optimizer step;
-by default ``--impl fused`` divides it among the ranks of a node: ``parallel/sharded.py``),
-``--compare-memory`` one with ``--no-keep-memory`` (glibc gives freed memory back to the OS and
-every step faults it in again: ``model/heap.py``).
+with the ceiling run of the same repeat: their spread is the machine's noise). ``--floor`` runs,
+in each repeat, ``dlhack.bench.sync_floor`` for steps as long as the k-rank run's: what a barrier
+after every step costs equal work on this machine, with nothing to send and nothing uneven.
+``--overlap`` and each ``--compare-*`` flag add a k-rank run with one ``dlhack train`` setting
+changed (``--help`` names it), printed beside the plain run; with ``--overlap``, "backward"
+includes the communication it hides.
 
 Cost: repeats x (every rank count, and for k > 1 each variant asked for) training runs of one
-epoch each; writes JSON and a PNG (breakdown per step as stacked bars, efficiency as lines).
+epoch each (``--floor``: and 320 steps as long as a k-rank one); writes JSON and a PNG
+(breakdown per step as stacked bars, efficiency as lines).
 """
 import argparse
 import json
@@ -44,6 +42,7 @@ from pathlib import Path
 
 from dlhack import step_profile
 from dlhack.atomic import write_json
+from dlhack.bench import sync_floor
 from dlhack.bench.model import blas_info
 from dlhack.bench.scaling_plot import plot
 from dlhack.jobs.mpiexec import mpiexec_command
@@ -150,6 +149,8 @@ def parse_args(argv):
                    help="also run k > 1 ranks with --no-shard-update, side by side")
     p.add_argument("--compare-memory", action="store_true",
                    help="also run k > 1 ranks with --no-keep-memory, side by side")
+    p.add_argument("--floor", action="store_true", help="also, for k > 1, the machine's own "
+                   "floor in each repeat (dlhack.bench.sync_floor)")
     p.add_argument("--no-ceiling", dest="ceiling", action="store_false",
                    help="skip the k independent processes side by side (the ceiling)")
     args = p.parse_args(argv)
@@ -189,12 +190,13 @@ def plan_of(k, args, tables, out):
 
 def run_repeats(args, out):
     """Every repeat of every run; returns ``(runs, overlapped, gc_off, other, whole,
-    given_back, alone)``, each ``{k: [metrics per repeat]}``."""
+    given_back, alone, floors)``, each ``{k: [metrics per repeat]}``."""
     many = [k for k in args.ranks if k > 1]
     tables = ({k: [] for k in args.ranks}, *({k: [] for k in many if wanted} for wanted in (
         args.overlap, args.compare_gc, args.compare_communicator, args.compare_update,
         args.compare_memory, args.ceiling)))
     runs, alone = tables[0], tables[-1]
+    floors = {k: [] for k in many if args.floor}
     for repeat in range(args.repeats):
         for k in args.ranks:
             plan = plan_of(k, args, tables, out)
@@ -209,7 +211,10 @@ def run_repeats(args, out):
             print(f"repeat {repeat + 1}: {k} rank(s) {runs[k][-1]['sentences_per_sec']:8.1f} "
                   "sentences/s" + "".join(f", {name} {table[k][-1]['sentences_per_sec']:8.1f}"
                                           for name, table, _ in plan[1:]), flush=True)
-    return tables
+            if k in floors:  # steps as long as this repeat's k-rank run's
+                step = sum(step_profile.mean_breakdown(runs[k][-1]["profile"]).values())
+                floors[k].append(sync_floor.run(k, step, out / f"floor{k}.json", args.threads))
+    return (*tables, floors)
 
 
 def against_ceiling(tables):
@@ -273,18 +278,19 @@ def main(argv=None):
     args = parse_args(argv)
     out = Path(args.out)
     print(f"BLAS: {blas_info()}; {args.threads} thread(s) per rank")
-    runs, overlapped, gc_off, other, whole, given_back, alone = run_repeats(args, out)
-    tables = {"results": summarise(runs, runs, args), "ceiling": summarise(alone, runs, args),
-              "overlap": summarise(overlapped, runs, args),
-              "gc_off": summarise(gc_off, runs, args), "other": summarise(other, runs, args),
-              "whole": summarise(whole, runs, args),
-              "given_back": summarise(given_back, runs, args)}
+    runs, overlapped, gc_off, other, whole, given_back, alone, floors = run_repeats(args, out)
+    named = {"results": runs, "ceiling": alone, "overlap": overlapped, "gc_off": gc_off,
+             "other": other, "whole": whole, "given_back": given_back}
+    tables = {key: summarise(table, runs, args) for key, table in named.items()}
     against_ceiling(tables)
     print_report(args, tables)
+    floor = {str(k): sync_floor.report(f, tables["results"][str(k)].get("of_ceiling"), k)
+             for k, f in floors.items()}
     for table in tables.values():
         for r in table.values():
             del r["runs"]
-    write_json(out / "scaling.json", {"blas": blas_info(), "args": vars(args), **tables})
+    write_json(out / "scaling.json", {"blas": blas_info(), "args": vars(args), **tables,
+                                      "floor": floor})
     plot(tables["results"], tables["ceiling"], tables["overlap"], out / "scaling.png")
     print(f"\nwrote {out / 'scaling.json'} and {out / 'scaling.png'}")
     return 0
