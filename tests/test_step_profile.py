@@ -60,6 +60,7 @@ def test_a_wait_at_every_step_is_told_from_a_few_long_waits():
     every_step = straggled(78.0, 0.9)  # rank 0 waits about as long at its median step
     assert "wait for each other" in every_step and "every step" in every_step
     assert "a few long steps" not in every_step
+    assert "--balance --balance-speed" in every_step  # a slower core: its share follows it
     spells = straggled(0.2, 0.1)  # the same mean wait, held by a few steps
     assert "wait for each other" in spells and "a few long steps" in spells
     assert "every step" not in spells

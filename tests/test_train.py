@@ -178,6 +178,25 @@ def test_fused_ranks_divide_the_update_and_train_as_one_process(tmp_path):
     assert_close_and_trained(saved_parameters(tmp_path / "whole"), one)
 
 
+def test_shares_that_follow_speed_still_train_as_one_process(tmp_path):
+    """--balance-speed: from step 40 each rank's share of a global batch follows its measured
+    speed (parallel/speed_shares.py); the run still ends where one process with the global
+    batch ends. Without --balance there is nothing to share, and every rank says so."""
+    common = ["--n-train", "200", "--units", "16", "--layers", "1", "--n-eval", "4",
+              "--iterations", "45", "--eval-every", "0", "--dropout", "0", "--balance",
+              "--no-progress", "--impl", "fused"]
+    for name, n, batch in (("one", 1, 16), ("speed", 2, 8)):
+        proc = run_mpi(n, common + ["--batchsize", str(batch), "--out", str(tmp_path / name),
+                                    "--balance-speed"])
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    assert_close_and_trained(saved_parameters(tmp_path / "speed"), saved_parameters(
+        tmp_path / "one"))
+    proc = run_mpi(2, TINY + ["--iterations", "2", "--balance-speed", "--out", str(tmp_path)])
+    assert proc.returncode != 0
+    assert proc.stderr.count("TypeError: SpeedShares deals BalancedIterator") == 2, \
+        proc.stderr[-3000:]
+
+
 def test_profile_prints_the_breakdown(tmp_path):
     proc = run_mpi(2, TINY + ["--iterations", "8", "--eval-every", "0", "--profile",
                               "--out", str(tmp_path)])

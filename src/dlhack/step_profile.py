@@ -196,8 +196,9 @@ def waiting(summary, mean_wait, total):
                        "it.")
     every = f" (the median step waits {typical:.1f} ms)" if typical is not None else ""
     return lead + (f"It is there at every step{every}: some rank has more work per step. "
-                   "Unbalanced batches (sort or bucket by length, shuffle), a straggler, or work "
-                   "such as evaluation or logging done on one rank inside the step.")
+                   "Unbalanced batches (sort or bucket by length, shuffle), a straggler (a slower "
+                   "core: dlhack train --balance --balance-speed gives it less), or work such as "
+                   "evaluation or logging done on one rank inside the step.")
 
 
 def blas_threads():

@@ -40,6 +40,7 @@ from dlhack.parallel import (
 from dlhack.parallel.devices import select_gpu
 from dlhack.parallel.schedules import LinearScalingWarmup, lr_scale
 from dlhack.parallel.sharded import can_shard
+from dlhack.parallel.speed_shares import SpeedShares
 from dlhack.step_profile import ProfilingUpdater, TimedUpdater
 
 
@@ -68,6 +69,8 @@ class TrainConfig:
                         "fused: FusedSeq2seq with PackedAdam)", choices=IMPLS)
     balance: bool = setting(False, "every rank holds all the data and takes its share, by "
                             "tokens, of each step's global batch (BalancedIterator)")
+    balance_speed: bool = setting(False, "with --balance: shares in proportion to each rank's "
+                                  "measured speed, not equal (parallel/speed_shares.py)")
     batchsize: int = setting(64, "per rank", "-b")
     epochs: float = setting(8, "epochs to train", "-e")
     iterations: int = setting(None, "stop after N iterations instead", "-i")
@@ -125,17 +128,13 @@ def load_data(config, comm):
     root = comm.rank == 0
     corpus = None
     if root:
-        if config.corpus:
-            corpus = load_corpus(config.corpus, vocab_size=config.vocab_size)
-        else:
-            corpus = default_corpus(seed=config.seed, n_train=config.n_train)
+        corpus = (load_corpus(config.corpus, vocab_size=config.vocab_size) if config.corpus
+                  else default_corpus(seed=config.seed, n_train=config.n_train))
 
     def held_out(split):  # ((src_ids, tgt_ids), reference tokens) for BLEU
         return list(zip(corpus.splits[split], (t for _, t in corpus.raw[split])))[:config.n_eval]
 
-    train = corpus.train if root else None
-    dev = held_out("dev") if root else None
-    test = held_out("test") if root else None
+    train, dev, test = (corpus.train, held_out("dev"), held_out("test")) if root else [None] * 3
     vocabs, n_held_out = comm.bcast_obj(
         ((corpus.src_vocab, corpus.tgt_vocab), min(len(dev), len(test))) if root else None)
     if n_held_out < comm.size:  # every rank raises together: none is left waiting in a collective
@@ -218,6 +217,9 @@ def extend(trainer, config, comm, model, dev, tgt_vocab, device):
     if config.scale_lr != "none" or config.warmup:  # lesson 5: the rate follows the batch
         trainer.extend(LinearScalingWarmup(config.lr, lr_scale(config.scale_lr, comm.size),
                                            config.warmup, attr="alpha"))
+    if config.balance_speed:  # a slower core takes a smaller share of each global batch
+        updater = trainer.updater
+        trainer.extend(SpeedShares(updater.get_iterator("main"), updater.get_optimizer("main"), comm))
     snapshots = None
     if config.snapshot_every or config.resume:
         from dlhack.snapshot import attach_snapshots

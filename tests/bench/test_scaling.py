@@ -39,15 +39,16 @@ def test_compare_communicator_adds_a_run_with_that_communicator():
     assert [name for name, _, _ in plan_of(1, args, tables, Path("out"))] == ["plain"]
 
 
-@pytest.mark.parametrize("flag, name, index, train_flag, field", [
-    ("--compare-update", "whole update", 4, "--no-shard-update", "shard_update"),
-    ("--compare-memory", "memory given back", 5, "--no-keep-memory", "keep_memory"),
+@pytest.mark.parametrize("flag, name, index, train_flag, field, value", [
+    ("--compare-update", "whole update", 4, "--no-shard-update", "shard_update", False),
+    ("--compare-memory", "memory given back", 5, "--no-keep-memory", "keep_memory", False),
+    ("--compare-speed", "speed shares", 6, "--balance-speed", "balance_speed", True),
 ])
-def test_a_compare_flag_adds_a_run_with_one_train_switch_off(flag, name, index, train_flag,
-                                                             field):
-    args = parse_args(["--impl", "fused", flag, "--iterations", "4"])
-    tables = tuple({1: [], 2: []} if i == 0 else {2: []} if i in (index, 6) else {}
-                   for i in range(7))
+def test_a_compare_flag_adds_a_run_with_one_train_switch_turned(flag, name, index, train_flag,
+                                                                field, value):
+    args = parse_args(["--impl", "fused", "--balance", flag, "--iterations", "4"])
+    tables = tuple({1: [], 2: []} if i == 0 else {2: []} if i in (index, 7) else {}
+                   for i in range(8))
     plan = plan_of(2, args, tables, Path("out"))
     assert [step for step, _, _ in plan] == ["plain", name, "2 alone side by side"]
     (_, table, run), = [p for p in plan if p[0] == name]
@@ -58,7 +59,7 @@ def test_a_compare_flag_adds_a_run_with_one_train_switch_off(flag, name, index, 
                   train_command(1, args, Path("out"), shard="0/2")[0]):  # nor the ceiling
         assert train_flag not in plain
     flags = training.build_bench_parser().parse_args(cmd[cmd.index("-m") + 2:])
-    assert getattr(flags, field) is False
+    assert getattr(flags, field) is value
 
 
 def test_the_report_gives_the_median_steps_wait_under_each_run_of_two_ranks(capsys):
@@ -72,7 +73,7 @@ def test_the_report_gives_the_median_steps_wait_under_each_run_of_two_ranks(caps
     args = parse_args(["--overlap"])
     tables = {"results": {"1": run(0.0), "2": run(0.2, 1.5)}, "overlap": {"2": run(0.0, 0.0)},
               "ceiling": {"2": run(0.0, 0.0)}, "gc_off": {}, "other": {}, "whole": {},
-              "given_back": {}}
+              "given_back": {}, "speed": {}}
     print_report(args, tables)
     out = capsys.readouterr().out
     assert "rank 0 0.02 and 0.20 ms, rank 1 0.15 and 1.50 ms" in out
@@ -93,7 +94,7 @@ def test_each_repeat_is_set_against_the_ceiling_of_its_own_repeat(capsys):
     # the third repeat ran in a slow spell: slow for both, so its ratio is still high
     tables = {"results": {"1": table([100, 100, 60]), "2": table([190, 196, 114])},
               "ceiling": {"2": table([200, 200, 120])}, "overlap": {"2": table([180, 200, 96])},
-              "gc_off": {}, "other": {}, "whole": {}, "given_back": {}}
+              "gc_off": {}, "other": {}, "whole": {}, "given_back": {}, "speed": {}}
     against_ceiling(tables)
     two = tables["results"]["2"]
     assert two["of_ceiling_repeats"] == [0.95, 0.98, 0.95]

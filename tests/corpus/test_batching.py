@@ -112,6 +112,35 @@ def test_split_by_tokens_deals_every_item_once_and_evenly():
         split_by_tokens([3, 4], 3)
 
 
+def test_split_by_tokens_follows_shares():
+    """Each group's total follows its share (within one item); equal shares deal as none do;
+    every group keeps an item however small its share."""
+    rng = np.random.RandomState(1)
+    items = rng.randint(1, 40, size=128)
+    groups = split_by_tokens(items, 2, shares=[3.0, 1.0])
+    assert sorted(np.concatenate(groups)) == list(range(128))
+    assert abs(items[groups[0]].sum() - 0.75 * items.sum()) <= items.max()
+    equal = split_by_tokens(items, 3, shares=[2.0, 2.0, 2.0])
+    assert all((a == b).all() for a, b in zip(equal, split_by_tokens(items, 3), strict=True))
+    few = split_by_tokens([5, 4, 3], 3, shares=[100.0, 1.0, 1.0])
+    assert [len(g) for g in few] == [1, 1, 1] and few[0].tolist() == [0]  # the longest: fastest
+    for bad in ([1.0], [1.0, 0.0], [1.0, -2.0]):
+        with pytest.raises(ValueError, match="positive"):
+            split_by_tokens(items, 2, shares=bad)
+
+
+def test_balanced_iterator_deals_by_its_shares_and_counts_its_tokens():
+    data = dataset(400, 3)
+    its = [BalancedIterator(data, 32, 2, r, seed=1) for r in range(2)]
+    for it in its:
+        it.shares = np.array([0.7, 0.3])
+    shares = [[it.next() for it in its] for _ in range(5)]
+    mine = [sum(work(step[r]) for step in shares) for r in range(2)]
+    assert 0.65 < mine[0] / sum(mine) < 0.75
+    assert [it.tokens for it in its] == mine
+    assert all(len(set(map(id, a)) & set(map(id, b))) == 0 for a, b in shares)
+
+
 @pytest.mark.parametrize("size", [1, 2, 3])
 def test_ranks_share_each_global_batch_and_the_epoch(size):
     data = dataset(301, 0)

@@ -52,16 +52,19 @@ def train_on(iterator, model, optimizer):
 
 
 @pytest.mark.mpi(ranks=[1, 2, 3], timeout=120)
-def test_ranks_sharing_global_batches_by_tokens_reproduce_one_process(mpi_comm):
+@pytest.mark.parametrize("uneven", [False, True])
+def test_ranks_sharing_global_batches_by_tokens_reproduce_one_process(mpi_comm, uneven):
     """BalancedIterator deals each global batch by tokens (uneven sentence counts); with each
-    rank's loss over the batch's normalizer, N ranks still equal one process on the batch."""
+    rank's loss over the batch's normalizer, N ranks still equal one process on the batch,
+    and still do when the shares are uneven (``speed_shares``: rank r takes r + 1 parts)."""
     comm = create_communicator("ring", mpi_comm=mpi_comm)
     data = [pair for batch in global_batches() for pair in batch]  # 36 sentences, 3 epochs' worth
+    iterator = BalancedIterator(data, 4, comm.size, comm.rank, seed=3, repeat=False)
+    iterator.shares = np.arange(1.0, comm.size + 1) if uneven else None
     with chainer.using_config("dtype", np.float64):
         optimizer = create_multi_node_optimizer(chainer.optimizers.Adam(alpha=0.01), comm)
         model = make_model()
-        parallel = train_on(BalancedIterator(data, 4, comm.size, comm.rank, seed=3, repeat=False),
-                            model, optimizer.setup(model))
+        parallel = train_on(iterator, model, optimizer.setup(model))
         reference = make_model()
         single = chainer.optimizers.Adam(alpha=0.01)
         single = train_on(BalancedIterator(data, 4 * comm.size, 1, 0, seed=3, repeat=False),

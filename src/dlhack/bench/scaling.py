@@ -62,6 +62,7 @@ def train_command(ranks, args, out, overlap=False, shard=None):
         argv += ["--communicator", args.communicator]
         argv += [] if getattr(args, "shard_update", True) else ["--no-shard-update"]
         argv += [] if getattr(args, "keep_memory", True) else ["--no-keep-memory"]
+        argv += ["--balance-speed"] if getattr(args, "balance_speed", False) else []
     if args.corpus:
         argv += ["--corpus", args.corpus]
     if overlap:
@@ -138,17 +139,14 @@ def parse_args(argv):
                    help="dlhack train --impl (fused: FusedSeq2seq with PackedAdam)")
     p.add_argument("--balance", action="store_true",
                    help="dlhack train --balance: each global batch dealt among ranks by tokens")
-    p.add_argument("--overlap", action="store_true",
-                   help="also run k > 1 ranks with dlhack train --overlap, side by side")
-    p.add_argument("--compare-gc", action="store_true",
-                   help="also run k > 1 ranks with --gc-every 0 (Python's collector), side by side")
+    also = "also k > 1 ranks with dlhack train "  # a variant, run beside the plain run
+    p.add_argument("--overlap", action="store_true", help=also + "--overlap")
+    p.add_argument("--compare-gc", action="store_true", help=also + "--gc-every 0")
     p.add_argument("-C", "--communicator", default="auto", help="dlhack train --communicator")
-    p.add_argument("--compare-communicator", metavar="NAME",
-                   help="also run k > 1 ranks with dlhack train --communicator NAME, side by side")
-    p.add_argument("--compare-update", action="store_true",
-                   help="also run k > 1 ranks with --no-shard-update, side by side")
-    p.add_argument("--compare-memory", action="store_true",
-                   help="also run k > 1 ranks with --no-keep-memory, side by side")
+    p.add_argument("--compare-communicator", metavar="NAME", help=also + "--communicator NAME")
+    p.add_argument("--compare-update", action="store_true", help=also + "--no-shard-update")
+    p.add_argument("--compare-memory", action="store_true", help=also + "--no-keep-memory")
+    p.add_argument("--compare-speed", action="store_true", help=also + "--balance-speed")
     p.add_argument("--floor", action="store_true", help="also, for k > 1, the machine's own "
                    "floor in each repeat (dlhack.bench.sync_floor)")
     p.add_argument("--no-ceiling", dest="ceiling", action="store_false",
@@ -159,29 +157,28 @@ def parse_args(argv):
     return args
 
 
+def variants(args):
+    """``[(name, folder, args, overlap)]`` of every k-rank variant, in the order of the tables
+    ``run_repeats`` keeps between the plain runs' and the ceiling's."""
+    def changed(**settings):
+        return argparse.Namespace(**{**vars(args), **settings})
+    other = args.compare_communicator
+    return [("overlapped", "overlap", args, True),
+            ("Python gc", "gc-off", changed(gc_every=0), False),
+            (f"--communicator {other}", other, changed(communicator=other), False),
+            ("whole update", "whole-update", changed(shard_update=False), False),
+            ("memory given back", "given-back", changed(keep_memory=False), False),
+            ("speed shares", "speed", changed(balance_speed=True), False)]
+
+
 def plan_of(k, args, tables, out):
     """The runs of one repeat at ``k`` ranks: ``[(name, table, run)]``, the plain run first."""
-    runs, overlapped, gc_off, other, whole, given_back, alone = tables
-    args_given_back = argparse.Namespace(**{**vars(args), "keep_memory": False})
-    args_gc_off = argparse.Namespace(**{**vars(args), "gc_every": 0})
-    args_whole = argparse.Namespace(**{**vars(args), "shard_update": False})
-    args_other = argparse.Namespace(**{**vars(args), "communicator": args.compare_communicator})
+    runs, *compared, alone = tables
     plan = [("plain", runs, partial(run_point, k, args, out / f"n{k}"))]
-    if k in overlapped:
-        plan.append(("overlapped", overlapped,
-                     partial(run_point, k, args, out / f"n{k}-overlap", overlap=True)))
-    if k in gc_off:
-        plan.append(("Python gc", gc_off,
-                     partial(run_point, k, args_gc_off, out / f"n{k}-gc-off")))
-    if k in other:
-        plan.append((f"--communicator {args.compare_communicator}", other,
-                     partial(run_point, k, args_other, out / f"n{k}-{args.compare_communicator}")))
-    if k in whole:
-        plan.append(("whole update", whole,
-                     partial(run_point, k, args_whole, out / f"n{k}-whole-update")))
-    if k in given_back:
-        plan.append(("memory given back", given_back,
-                     partial(run_point, k, args_given_back, out / f"n{k}-given-back")))
+    for (name, folder, run_args, overlap), table in zip(variants(args), compared):
+        if k in table:
+            plan.append((name, table, partial(run_point, k, run_args, out / f"n{k}-{folder}",
+                                              overlap=overlap)))
     if k in alone:  # each process: one rank's shard, batches and steps
         plan.append((f"{k} alone side by side", alone,
                      partial(run_alone, k, args, out / f"alone{k}")))
@@ -190,11 +187,11 @@ def plan_of(k, args, tables, out):
 
 def run_repeats(args, out):
     """Every repeat of every run; returns ``(runs, overlapped, gc_off, other, whole,
-    given_back, alone, floors)``, each ``{k: [metrics per repeat]}``."""
+    given_back, speed, alone, floors)``, each ``{k: [metrics per repeat]}``."""
     many = [k for k in args.ranks if k > 1]
     tables = ({k: [] for k in args.ranks}, *({k: [] for k in many if wanted} for wanted in (
         args.overlap, args.compare_gc, args.compare_communicator, args.compare_update,
-        args.compare_memory, args.ceiling)))
+        args.compare_memory, args.compare_speed, args.ceiling)))
     runs, alone = tables[0], tables[-1]
     floors = {k: [] for k in many if args.floor}
     for repeat in range(args.repeats):
@@ -226,7 +223,8 @@ def against_ceiling(tables):
                             ("gc_off_of_ceiling", tables["gc_off"]),
                             ("other_of_ceiling", tables["other"]),
                             ("whole_of_ceiling", tables["whole"]),
-                            ("given_back_of_ceiling", tables["given_back"])):
+                            ("given_back_of_ceiling", tables["given_back"]),
+                            ("speed_of_ceiling", tables["speed"])):
             if key in table:
                 each = [m["sentences_per_sec"] / a["sentences_per_sec"]
                         for m, a in zip(table[key]["runs"], c["runs"])]
@@ -237,7 +235,7 @@ def against_ceiling(tables):
 
 VARIANTS = (("overlapped", "overlap"), ("Python gc", "gc_off"), ("other comm.", "other"),
             ("whole update", "whole"), ("memory given back", "given_back"),
-            ("alone (ceiling)", "ceiling"))
+            ("speed shares", "speed"), ("alone (ceiling)", "ceiling"))
 
 
 def print_report(args, tables):
@@ -261,6 +259,7 @@ def print_report(args, tables):
               "other": f"with --communicator {args.compare_communicator}",
               "whole": "with --no-shard-update (every rank takes the whole optimizer step)",
               "given_back": "with --no-keep-memory (freed memory goes back to the OS)",
+              "speed": "with --balance-speed (shares that follow each rank's speed)",
               "ceiling": "alone, side by side (no MPI)"}
     for k in args.ranks:
         profile = results[str(k)]["profile"]
@@ -278,9 +277,10 @@ def main(argv=None):
     args = parse_args(argv)
     out = Path(args.out)
     print(f"BLAS: {blas_info()}; {args.threads} thread(s) per rank")
-    runs, overlapped, gc_off, other, whole, given_back, alone, floors = run_repeats(args, out)
+    runs, overlapped, gc_off, other, whole, given_back, speed, alone, floors = run_repeats(
+        args, out)
     named = {"results": runs, "ceiling": alone, "overlap": overlapped, "gc_off": gc_off,
-             "other": other, "whole": whole, "given_back": given_back}
+             "other": other, "whole": whole, "given_back": given_back, "speed": speed}
     tables = {key: summarise(table, runs, args) for key, table in named.items()}
     against_ceiling(tables)
     print_report(args, tables)

@@ -112,15 +112,22 @@ class Batch(list):
     normalizer = None
 
 
-def split_by_tokens(work, parts):
+def split_by_tokens(work, parts, shares=None):
     """Indices of ``work`` (per item, e.g. tokens) dealt into ``parts`` groups of nearly equal
-    total: longest first, each to the group with the least so far. Needs ``len(work) >= parts``
-    (every group gets at least one item)."""
+    total: longest first, each to the group with the least so far. With ``shares`` (one
+    positive number per group, e.g. each rank's speed), each total follows its share instead:
+    the first ``parts`` items go one to each group, the largest share first, and every later
+    one to the group that would finish it soonest (least ``(load + item) / share``).
+    Needs ``len(work) >= parts`` (every group gets at least one item)."""
     if len(work) < parts:
         raise ValueError(f"{len(work)} items cannot fill {parts} groups")
+    shares = np.ones(parts) if shares is None else np.asarray(shares, dtype=float)
+    if shares.shape != (parts,) or not (shares > 0).all():
+        raise ValueError(f"shares: {parts} positive numbers, not {shares}")
     loads, groups = np.zeros(parts), [[] for _ in range(parts)]
-    for i in np.argsort(-np.asarray(work), kind="stable"):
-        g = int(np.argmin(loads))
+    first = np.argsort(-shares, kind="stable")
+    for k, i in enumerate(np.argsort(-np.asarray(work), kind="stable")):
+        g = int(first[k]) if k < parts else int(np.argmin((loads + work[i]) / shares))
         groups[g].append(int(i))
         loads[g] += work[i]
     return [np.sort(np.array(g, dtype=np.int64)) for g in groups]
@@ -136,8 +143,10 @@ class BalancedIterator(BucketIterator):
     not by sentences, so every rank has the same work at every step, and each rank's ``Batch``
     carries ``normalizer = sentences in the global batch / size``: with the loss divided by it
     instead of by its own sentence count, the mean of the ranks' losses (and gradients) is
-    exactly the loss of the global batch on one process. An epoch is one pass over the dataset
-    by all ranks together.
+    exactly the loss of the global batch on one process, however the batch is dealt. An epoch
+    is one pass over the dataset by all ranks together. ``shares`` (None: equal), the same on
+    every rank, deals the tokens in proportion to it instead (``parallel/speed_shares.py`` sets
+    it to the ranks' measured speeds).
 
     Args:
         dataset: the whole sequence of (src_ids, tgt_ids) pairs, the same on every rank.
@@ -149,7 +158,7 @@ class BalancedIterator(BucketIterator):
     def __init__(self, dataset, batchsize, size, rank, seed=0, shuffle=True, repeat=True):
         if not 0 <= rank < size or len(dataset) < size:
             raise ValueError(f"rank {rank} of {size} ranks, {len(dataset)} samples")
-        self.size, self.rank = size, rank
+        self.size, self.rank, self.shares, self.tokens = size, rank, None, 0
         super().__init__(dataset, batchsize * size, seed=seed, shuffle=shuffle, repeat=repeat)
 
     def _plan(self, epoch):
@@ -161,8 +170,11 @@ class BalancedIterator(BucketIterator):
         return batches
 
     def _serve(self, indices):
-        """This rank's share of the global batch at ``indices``, with its normalizer."""
-        mine = split_by_tokens(self._lengths[indices] + 1, self.size)[self.rank]
+        """This rank's share of the global batch at ``indices``, with its normalizer; adds its
+        tokens to ``tokens`` (what this rank has been served so far)."""
+        work = self._lengths[indices] + 1
+        mine = split_by_tokens(work, self.size, self.shares)[self.rank]
+        self.tokens += int(work[mine].sum())
         batch = Batch(self.dataset[i] for i in indices[mine])
         batch.normalizer = len(indices) / self.size
         return batch

@@ -2,8 +2,10 @@
 the Chainer optimizer it wraps, and broadcasting rank 0's weights when they first appear.
 
 Cost: one ``bcast_data`` (a ``Bcast`` per parameter array) on the first step, and again on any
-step that initialises a lazy link; nothing otherwise.
+step that initialises a lazy link; nothing otherwise. ``compute_seconds`` adds up the time of
+forward and backward, this rank's own work (``speed_shares`` reads it).
 """
+import time
 
 
 class Wrapper:
@@ -16,7 +18,8 @@ class Wrapper:
 
     def __init__(self, actual_optimizer, comm, **own):
         # Straight into __dict__: our __setattr__ sends names it does not hold yet onwards.
-        vars(self).update(actual_optimizer=actual_optimizer, comm=comm, _layout=None, **own)
+        vars(self).update(actual_optimizer=actual_optimizer, comm=comm, _layout=None,
+                          compute_seconds=0.0, **own)
 
     def setup(self, link):
         """Set up the wrapped optimizer on ``link``; returns this wrapper."""
@@ -63,7 +66,9 @@ class Wrapper:
         if lossfun is None:
             self._bcast_if_new_parameters(target)
             return target
+        start = time.perf_counter()
         loss = self._forward(lossfun, args, kwds)
         target.cleargrads()
         loss.backward(loss_scale=self.actual_optimizer._loss_scale)
+        self.compute_seconds += time.perf_counter() - start  # this rank's own work, no waiting
         return target
