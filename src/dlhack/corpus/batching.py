@@ -124,11 +124,13 @@ def split_by_tokens(work, parts, shares=None):
     shares = np.ones(parts) if shares is None else np.asarray(shares, dtype=float)
     if shares.shape != (parts,) or not (shares > 0).all():
         raise ValueError(f"shares: {parts} positive numbers, not {shares}")
-    loads, groups = np.zeros(parts), [[] for _ in range(parts)]
-    first = np.argsort(-shares, kind="stable")
-    for k, i in enumerate(np.argsort(-np.asarray(work), kind="stable")):
-        g = int(first[k]) if k < parts else int(np.argmin((loads + work[i]) / shares))
-        groups[g].append(int(i))
+    # plain Python floats: a few groups, a hundred items, every step of every rank
+    work, share = np.asarray(work).tolist(), shares.tolist()
+    loads, groups, ranks = [0.0] * parts, [[] for _ in range(parts)], range(parts)
+    first = np.argsort(-shares, kind="stable").tolist()
+    for k, i in enumerate(np.argsort(-np.asarray(work), kind="stable").tolist()):
+        g = first[k] if k < parts else min(ranks, key=lambda j: (loads[j] + work[i]) / share[j])
+        groups[g].append(i)
         loads[g] += work[i]
     return [np.sort(np.array(g, dtype=np.int64)) for g in groups]
 
