@@ -1,5 +1,6 @@
 """The machine's own floor (dlhack.bench.sync_floor): equal work with a barrier after every
 step against the same work without, on the same processes, block by block."""
+import json
 import time
 
 import pytest
@@ -52,3 +53,15 @@ def test_products_give_every_rank_rank_0s_count_for_the_step_asked(mpi_comm):
     assert mpi_comm.allgather(long) == [long, long]
     assert short >= 1 and long >= 2 * short  # four times the step, about four times the work
     work()
+
+
+def test_dlhack_bench_floor_starts_its_ranks_and_writes_the_json(tmp_path, capsys):
+    from dlhack.bench import main
+
+    out = tmp_path / "floor.json"
+    assert main(["floor", "--ranks", "2", "--step-ms", "3", "--steps", "3", "--blocks", "1",
+                 "--out", str(out)]) == 0
+    floor = json.loads(out.read_text())
+    assert len(floor["of_alone_blocks"]) == 1 and len(floor["wait_ms"]) == 2
+    assert floor["products"] >= 1
+    assert "2 processes, equal matrix products in steps of" in capsys.readouterr().out

@@ -5,6 +5,7 @@
     dlhack bench allreduce   # time and bandwidth of each allreduce algorithm
     dlhack bench scaling     # throughput at 1..N ranks, weak-scaling efficiency, breakdown
     dlhack bench balance     # why ranks wait: uneven work per step, or a jittery core
+    dlhack bench floor       # what a barrier after every step costs equal work on this machine
     dlhack bench grade       # how long a check cell and a whole lab take to grade
 """
 import importlib
@@ -16,6 +17,7 @@ BENCHES = {
     "allreduce": "dlhack.bench.allreduce",
     "scaling": "dlhack.bench.scaling",
     "balance": "dlhack.bench.balance",
+    "floor": "dlhack.bench.sync_floor",
     "grade": "dlhack.bench.grade",
 }
 

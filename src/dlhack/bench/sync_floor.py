@@ -1,7 +1,8 @@
 """What a synchronous step costs on this machine by itself: the floor under "of ceiling".
 
-    mpiexec -n 2 python -m dlhack.bench.sync_floor --step-ms 38 --out floor.json
-    dlhack bench scaling --floor            # runs it in every repeat, beside each k-rank run
+    dlhack bench floor --ranks 2 --step-ms 38   # starts the ranks (or: mpiexec -n 2 python -m
+                                                # dlhack.bench.sync_floor --step-ms 38)
+    dlhack bench scaling --floor                # in every repeat, beside each k-rank run
 
 ``dlhack bench scaling`` divides a k-rank run's throughput by k processes training alone side by
 side (the ceiling). A synchronous step ends when its slowest rank ends, so even with equal work
@@ -29,10 +30,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from mpi4py import MPI
 
 from dlhack.atomic import write_json
-from dlhack.jobs.mpiexec import mpiexec_command
+from dlhack.jobs.mpiexec import launched_rank, mpiexec_command
 
 SHAPE = (128, 512, 1024)  # (m, k, n): one product, about the size of the translator's
 
@@ -119,12 +119,12 @@ def report(floors, of_ceiling, ranks):
     return {"of_alone": statistics.median(each), "of_alone_repeats": each, "repeats": floors}
 
 
-def run(ranks, step_ms, out, threads=1):
+def run(ranks, step_ms, out, threads=1, steps=40, blocks=4):
     """``measure``'s result for ``ranks`` processes under this package's mpiexec (one BLAS
     thread each, or ``threads``), written to ``out`` (a JSON file), read back and printed."""
-    cmd, env = mpiexec_command(ranks, [sys.executable, "-m", "dlhack.bench.sync_floor",
-                                       "--step-ms", f"{step_ms:.2f}", "--out", str(out)],
-                               threads=threads)
+    cmd, env = mpiexec_command(ranks, [
+        sys.executable, "-m", "dlhack.bench.sync_floor", "--step-ms", f"{step_ms:.2f}",
+        "--steps", str(steps), "--blocks", str(blocks), "--out", str(out)], threads=threads)
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
     floor = json.loads(Path(out).read_text())
     print(describe(floor, ranks), flush=True)
@@ -132,13 +132,21 @@ def run(ranks, step_ms, out, threads=1):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m dlhack.bench.sync_floor", description=__doc__,
+    p = argparse.ArgumentParser(prog="dlhack bench floor", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-n", "--ranks", type=int, default=2,
+                   help="processes, when started without mpiexec (it starts them)")
     p.add_argument("--step-ms", type=float, default=40.0, help="the length of a step")
     p.add_argument("--steps", type=int, default=40, help="steps per block")
     p.add_argument("--blocks", type=int, default=4, help="blocks of each kind")
-    p.add_argument("--out", help="write the result here as JSON (rank 0)")
+    p.add_argument("-o", "--out", help="write the result here as JSON (rank 0)")
     args = p.parse_args(argv)
+    if launched_rank() is None:  # dlhack bench floor: start the ranks
+        run(args.ranks, args.step_ms, args.out or "result/bench/floor.json",
+            steps=args.steps, blocks=args.blocks)
+        return 0
+    from mpi4py import MPI
+
     comm = MPI.COMM_WORLD
     work, count = products(args.step_ms, comm)
     floor = {**measure(work, args.steps, args.blocks, comm), "products": count}
