@@ -14,9 +14,11 @@ Every rank multiplies the same matrices into the same output array (no allocatio
 nothing to send) for a step of about ``--step-ms``. In blocks of ``--steps`` steps, alternating,
 the ranks meet at a barrier after every step, as synchronous data parallelism does, or never,
 as the ceiling's processes run. Each pair of blocks gives one ratio: the ranks' summed steps per
-second with the barrier over without. A k-rank run's "of ceiling" that reaches this floor has
-nothing left to remove but the machine's jitter; the gap below it is what the training step adds
-(communication, and work that differs between ranks).
+second with the barrier over without. The least a synchronous step can cost here, then: a
+k-rank run's "of ceiling" that reaches it has nothing left to remove but the machine's jitter,
+and the gap below it is what the training step adds (communication, and work that differs
+between ranks). One thing can beat it: where a core runs slower than another for long, equal
+work is the wrong split (``dlhack train --balance-speed`` gives that rank less).
 
 Costs: ``2 x blocks x steps`` steps of about ``step_ms``, after a few to size the step. Rank 0
 writes the JSON.
