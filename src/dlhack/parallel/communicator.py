@@ -79,8 +79,12 @@ def _as_bytes(array):
 def gradients(model, zero_fill=False):
     """``model``'s parameters whose gradients are averaged, in name order (the same on every
     rank); with ``zero_fill``, a parameter without a gradient first gets a zero one."""
-    params = [param for _, param in sorted(model.namedparams())
-              if param.array is not None and (zero_fill or param.grad is not None)]
+    return zero_filled([param for _, param in sorted(model.namedparams())
+                        if param.array is not None and (zero_fill or param.grad is not None)])
+
+
+def zero_filled(params):
+    """``params``, each that has no gradient given a zero one."""
     for param in params:
         if param.grad is None:
             param.grad = param.xp.zeros_like(param.array)
@@ -88,20 +92,24 @@ def gradients(model, zero_fill=False):
 
 
 def pieces_of(buffer, params):
-    """Consecutive views of the flat ``buffer``, one shaped like each gradient of ``params``."""
+    """Consecutive views of the flat ``buffer``, one shaped like each parameter of ``params``
+    (and so like its gradient)."""
     pieces, offset = [], 0
     for param in params:
-        pieces.append(buffer[offset:offset + param.grad.size].reshape(param.grad.shape))
-        offset += param.grad.size
+        pieces.append(buffer[offset:offset + param.size].reshape(param.shape))
+        offset += param.size
     return pieces
 
 
-def pack(params, buffer, size):
+def pack(params, buffer, size, pieces=None):
     """Copy every gradient of ``params``, divided by ``size``, end to end into the flat host
-    ``buffer`` (device gradients come to the host on the way); returns each one's piece."""
-    pieces = pieces_of(buffer, params)
+    ``buffer`` (device gradients come to the host on the way); returns each one's piece.
+    ``pieces``: ``pieces_of(buffer, params)``, found once by a caller that packs every step."""
+    pieces = pieces_of(buffer, params) if pieces is None else pieces
     for param, piece in zip(params, pieces, strict=True):
-        np.divide(chainer.backend.CpuDevice().send(param.grad), size, out=piece)
+        grad = param.grad
+        host = grad if isinstance(grad, np.ndarray) else chainer.backend.CpuDevice().send(grad)
+        np.divide(host, size, out=piece)
     return pieces
 
 

@@ -38,6 +38,7 @@ import numpy as np
 from dlhack.model.ckernels import kernels_for
 from dlhack.model.packed_adam import CHUNK, PackedAdam
 from dlhack.parallel.allreduce_ring import chunk_bounds
+from dlhack.parallel.communicator import pack, pieces_of, zero_filled
 from dlhack.parallel.shared_memory import chunked_window, slot_window
 from dlhack.parallel.wrapper import Wrapper
 
@@ -89,10 +90,8 @@ class ShardedMultiNodeOptimizer(Wrapper):
         actual.place(*shared, copy=False)
         self.chunk = chunk_bounds(n, self.comm.size)[self.comm.rank]
         self._block = np.empty(min(CHUNK, n), dtype)
-        # where each parameter's gradient goes in this rank's slot: the buffer's own layout
-        mine = self._slots[self.comm.rank]
-        self._pieces = [mine[b:e].reshape(p.shape) for p, b, e in
-                        zip(actual._params, actual._bounds[:-1], actual._bounds[1:])]
+        # where each gradient goes in this rank's slot (the buffer's layout), found once
+        self._pieces = pieces_of(self._slots[self.comm.rank], actual._params)
         self._layout = [id(p) for _, p in sorted(link.namedparams()) if p.array is not None]
         return self
 
@@ -119,10 +118,9 @@ class ShardedMultiNodeOptimizer(Wrapper):
             raise ValueError("shard=True leaves each rank its own gradients, which an optimizer "
                              "hook would read as the mean: remove the hook, or use shard=False")
         actual._repack()  # a parameter replaced since (a load): back into the shared buffer
-        for param, piece in zip(actual._params, self._pieces):  # ``communicator.pack``, with
-            if param.grad is None:  # the pieces found once and the parameters checked by
-                param.grad = np.zeros_like(param.array)  # _bcast_if_new_parameters each step
-            np.divide(param.grad, self.comm.size, out=piece)
+        # the parameters set up: _bcast_if_new_parameters checked them at this step's forward
+        pack(zero_filled(actual._params), self._slots[self.comm.rank], self.comm.size,
+             self._pieces)
         self.comm.mpi_comm.Barrier()
 
     def _update_chunk(self):
