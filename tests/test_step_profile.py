@@ -66,7 +66,6 @@ def test_a_wait_at_every_step_is_told_from_a_few_long_waits():
     assert "every step" not in spells
 
 
-
 def test_a_small_wait_that_grew_most_is_explained_not_called_in_step():
     """Under the 10% that makes the wait a cause of its own, a wait that grew more than any
     phase is still named, with its kind, rather than "ranks are in step"."""
@@ -88,6 +87,7 @@ def test_a_small_wait_that_grew_most_is_explained_not_called_in_step():
     hair = verdict(with_median_waits(summary((0.3, 15.0, 19.0, 0.2, 0.1, 0.9)), 0.0),
                    baseline=one, batchsize=64, cores=2)
     assert "'wait' grew most" in hair and "No usual cause" in hair and "every step" not in hair
+
 
 def test_the_waits_line_gives_each_rank_its_median_and_mean_wait():
     line = format_waits(with_median_waits(summary((1, 40, 60, 3.5, 3, 2),
