@@ -55,6 +55,34 @@ def test_compiled_update_equals_chainers_adam_to_float_tolerance(monkeypatch):
                                    rtol=1e-5, atol=1e-9, err_msg=name)
 
 
+@pytest.mark.parametrize("path", ["numpy", "compiled"])
+def test_a_range_whose_gradient_is_a_sum_of_slots(monkeypatch, path):
+    """``update_range_sum`` (the sharded update's chunk) is ``update_range`` with the slots
+    added in order: on its range only, and across several chunks."""
+    elementwise(monkeypatch, path)
+    monkeypatch.setattr("dlhack.model.packed_adam.CHUNK", 64)
+    from dlhack.model.ckernels import kernels_for
+
+    _, summed = trained(PackedAdam(alpha=0.01), steps=1)
+    _, plain = trained(PackedAdam(alpha=0.01), steps=1)
+    n, rng = len(summed._data), np.random.RandomState(2)
+    slots = [rng.randn(n).astype(np.float32) for _ in range(3)]
+    begin, end = 7, n - 300  # inside the buffer, not on a chunk's edge
+    lib, step = kernels_for(summed._data), summed.step_constants()
+    before = summed._data.copy()
+    summed.update_range_sum(begin, end, slots, lib, step)
+    total = slots[0] + slots[1]
+    total += slots[2]
+    plain.update_range(begin, end, total[begin:end], lib, step)
+    for mine, want in ((summed._data, plain._data), (summed._m, plain._m), (summed._v, plain._v)):
+        if path == "numpy":  # the same operations in the same order
+            np.testing.assert_array_equal(mine, want)
+        np.testing.assert_allclose(mine, want, rtol=1e-6, atol=1e-9)
+    outside = np.r_[0:begin, end:n]
+    np.testing.assert_array_equal(summed._data[outside], before[outside])
+    assert np.abs(summed._data[begin:end] - before[begin:end]).min() > 0
+
+
 def test_parameters_are_views_of_one_buffer_and_stay_so():
     model, optimizer = trained(PackedAdam(), steps=1)
     assert all(np.shares_memory(p.array, optimizer._data) for p in model.params())

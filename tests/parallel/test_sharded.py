@@ -21,7 +21,7 @@ def make_model():
 def train_sharded(comm, batches, shard=True, perturb=0.1, chunk=None, monkeypatch=None):
     """Train on this rank's slice of each global batch; returns (model, optimizer)."""
     if chunk is not None:
-        monkeypatch.setattr("dlhack.parallel.sharded.CHUNK", chunk)
+        monkeypatch.setattr("dlhack.model.packed_adam.CHUNK", chunk)
     model = make_model()
     for param in model.params():  # only rank 0's weights may count
         param.array[...] += perturb * comm.rank

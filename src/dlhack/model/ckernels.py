@@ -5,7 +5,8 @@ on first use with the system's C compiler and loaded with ctypes.
     print(ckernels.describe())        # which path runs, and why ("compiled C ..." or "numpy ...")
 
 ``dlhack.model.fused_lstm`` (an LSTM step's gates and cell, forward and backward),
-``dlhack.model.packed_adam`` (Adam's update) and ``dlhack.model.fused`` (an embedding's
+``dlhack.model.packed_adam`` (Adam's update, and the sharded update's, which adds the
+ranks' slots in the same pass) and ``dlhack.model.fused`` (an embedding's
 backward) call it where it loaded, else run their numpy code:
 the same arithmetic in a dozen passes over memory (``dlhack bench model`` prints which ran, and
 the time the rest of the step takes). ``DLHACK_KERNELS=numpy`` forces the numpy path (tests
@@ -51,6 +52,7 @@ SIGNATURES = {  # ctypes argument types of each C function (all return void)
     "dropout_keep": [_l, _l, _l, _p],
     "softmax_xent_rows": [_l, _l, _p, _p, _p, _l, _p],
     "adam_update": [_l, _p, _p, _p, _p, _f, _f, _f, _f],
+    "adam_update_sum": [_l, _l, _p, _l, _p, _p, _p, _f, _f, _f, _f],
     "scatter_add_rows": [_l, _l, _p, _p, _p],
 }
 

@@ -184,6 +184,31 @@ void adam_update(long n, float *restrict p, const float *restrict g, float *rest
     }
 }
 
+/* adam_update on elements [offset, offset + n) of the buffers (p, m and v point at element
+ * offset), the gradient being the sum of count >= 1 flat arrays, slots[0] + slots[1] + ...
+ * added in that order: the sharded update's chunk, whose gradient is every rank's slot. The sum
+ * goes a block at a time into a buffer that stays in the L1 cache. */
+#define SUM_BLOCK 2048
+void adam_update_sum(long n, long count, const float *const *slots, long offset,
+                     float *restrict p, float *restrict m, float *restrict v,
+                     float one_minus_beta1, float one_minus_beta2, float step, float eps)
+{
+    float g[SUM_BLOCK];
+    for (long start = 0; start < n; start += SUM_BLOCK) {
+        long len = n - start < SUM_BLOCK ? n - start : SUM_BLOCK;
+        const float *first = slots[0] + offset + start;
+        for (long k = 0; k < len; k++)
+            g[k] = first[k];
+        for (long s = 1; s < count; s++) {
+            const float *slot = slots[s] + offset + start;
+            for (long k = 0; k < len; k++)
+                g[k] += slot[k];
+        }
+        adam_update(len, p + start, g, m + start, v + start, one_minus_beta1, one_minus_beta2,
+                    step, eps);
+    }
+}
+
 /* out[index[j]] += rows[j] for j < n, rows of `width` floats: an embedding's backward (numpy's
  * add.at does the same about 20 times slower). */
 void scatter_add_rows(long n, long width, const long *restrict index, const float *restrict rows,

@@ -21,6 +21,8 @@ instead, the same operations rounded differently (float tolerance, not the same 
 Only plain Adam (no AMSGrad, AdaBound or weight decay).
 Lesson: "The multi-node optimizer" shows Chainer's per-parameter update rules.
 """
+import ctypes
+
 import chainer
 import numpy as np
 from chainer import backend
@@ -45,7 +47,7 @@ class PackedAdam(chainer.optimizers.Adam):
         sizes = [p.size for p in self._params]
         self._bounds = np.concatenate([[0], np.cumsum(sizes)])
         n, dtype = int(self._bounds[-1]), self._params[0].dtype
-        self._scratch = xp.empty(min(n, CHUNK), dtype)
+        self._scratch, self._sum = xp.empty(min(n, CHUNK), dtype), None  # _sum: on first use
         self.place(xp.empty(n, dtype), xp.zeros(n, dtype), xp.zeros(n, dtype))
         return self
 
@@ -112,6 +114,26 @@ class PackedAdam(chainer.optimizers.Adam):
             return
         for s in range(0, end - begin, CHUNK):
             self._step(slice(begin + s, min(begin + s + CHUNK, end)), grad[s:s + CHUNK])
+
+    def update_range_sum(self, begin, end, slots, lib, step):
+        """``update_range`` on ``[begin, end)``, its gradient the sum of ``slots`` there (flat
+        arrays as long as the buffer, added in their order): the sharded update's chunk
+        (``dlhack.parallel.sharded``). In C one pass, the sum a block at a time in cache; in
+        numpy the slots are added a chunk at a time into a buffer of its own."""
+        if lib is not None:
+            at = [base + begin * self._data.itemsize for base in self._bases]
+            pointers = (ctypes.c_void_p * len(slots))(*map(address, slots))
+            lib.adam_update_sum(end - begin, len(slots), pointers, begin, *at, *step)
+            return
+        if self._sum is None:
+            self._sum = np.empty_like(self._scratch)
+        for start in range(begin, end, CHUNK):
+            stop = min(start + CHUNK, end)
+            g = self._sum[:stop - start]
+            np.copyto(g, slots[0][start:stop])
+            for slot in slots[1:]:
+                g += slot[start:stop]
+            self._step(slice(start, stop), g)
 
     def _step(self, chunk, g):
         """Adam's arithmetic on one chunk of the buffers, in place (Chainer's order of ops)."""

@@ -36,7 +36,7 @@ Only ``PackedAdam``, on the host, with every rank on one node; ``dlhack train`` 
 import numpy as np
 
 from dlhack.model.ckernels import kernels_for
-from dlhack.model.packed_adam import CHUNK, PackedAdam
+from dlhack.model.packed_adam import PackedAdam
 from dlhack.parallel.allreduce_ring import chunk_bounds
 from dlhack.parallel.communicator import pack, pieces_of, zero_filled
 from dlhack.parallel.shared_memory import chunked_window, slot_window
@@ -70,7 +70,7 @@ class ShardedMultiNodeOptimizer(Wrapper):
         if why is not None:
             raise ValueError(f"shard=True: {why}")
         super().__init__(actual_optimizer, comm, chunk=None, _windows=None, _slots=None,
-                         _pieces=None, _block=None, reduce_scatter=None, update_chunk=None)
+                         _pieces=None, reduce_scatter=None, update_chunk=None)
         self.reduce_scatter, self.update_chunk = self._reduce_scatter, self._update_chunk
 
     def setup(self, link):
@@ -89,7 +89,6 @@ class ShardedMultiNodeOptimizer(Wrapper):
         mpi_comm.Barrier()
         actual.place(*shared, copy=False)
         self.chunk = chunk_bounds(n, self.comm.size)[self.comm.rank]
-        self._block = np.empty(min(CHUNK, n), dtype)
         # where each gradient goes in this rank's slot (the buffer's layout), found once
         self._pieces = pieces_of(self._slots[self.comm.rank], actual._params)
         self._layout = [id(p) for _, p in sorted(link.namedparams()) if p.array is not None]
@@ -124,19 +123,12 @@ class ShardedMultiNodeOptimizer(Wrapper):
         self.comm.mpi_comm.Barrier()
 
     def _update_chunk(self):
-        """Steps 3 and 4: Adam on this rank's chunk, each block's gradient the sum of the
-        slots; then wait until every rank has updated its chunk."""
+        """Steps 3 and 4: Adam on this rank's chunk, its gradient the sum of the slots
+        (``PackedAdam.update_range_sum``); then wait until every rank has updated its chunk."""
         actual = self.actual_optimizer
         actual.t += 1
         for p in actual._params:  # as PackedAdam's update: every rule knows the step
             p.update_rule.t = actual.t
-        lib, step = kernels_for(actual._data), actual.step_constants()
-        begin, end = self.chunk
-        for start in range(begin, end, CHUNK):
-            stop = min(start + CHUNK, end)
-            g = self._block[:stop - start]
-            np.add(self._slots[0][start:stop], self._slots[1][start:stop], out=g)
-            for slot in self._slots[2:]:
-                g += slot[start:stop]
-            actual.update_range(start, stop, g, lib, step)
+        actual.update_range_sum(*self.chunk, self._slots, kernels_for(actual._data),
+                                actual.step_constants())
         self.comm.mpi_comm.Barrier()
