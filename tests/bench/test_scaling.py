@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dlhack.bench import training
-from dlhack.bench.scaling import against_ceiling, parse_args, plan_of, print_report, train_command
+from dlhack.bench.scaling import parse_args, plan_of, train_command
 
 
 def test_bench_scaling_runs_the_ceiling_through_the_bench_module(tmp_path):
@@ -60,51 +60,6 @@ def test_a_compare_flag_adds_a_run_with_one_train_switch_turned(flag, name, inde
         assert train_flag not in plain
     flags = training.build_bench_parser().parse_args(cmd[cmd.index("-m") + 2:])
     assert getattr(flags, field) is value
-
-
-def test_the_report_gives_the_median_steps_wait_under_each_run_of_two_ranks(capsys):
-    def run(*waits):
-        ranks = [{"rank": r, "threads": 1, "wait_median_ms": w / 10,
-                  "ms": {"data": 0.4, "forward": 15.0, "backward": 18.0, "wait": w,
-                         "allreduce": 1.0, "optimizer": 0.9}} for r, w in enumerate(waits)]
-        return {"median": 3000.0, "efficiency": 0.97, "profile": {"ranks": ranks},
-                "verdict": "no usual cause"}
-
-    args = parse_args(["--overlap"])
-    tables = {"results": {"1": run(0.0), "2": run(0.2, 1.5)}, "overlap": {"2": run(0.0, 0.0)},
-              "ceiling": {"2": run(0.0, 0.0)}, "gc_off": {}, "other": {}, "whole": {},
-              "given_back": {}, "speed": {}}
-    print_report(args, tables)
-    out = capsys.readouterr().out
-    assert "rank 0 0.02 and 0.20 ms, rank 1 0.15 and 1.50 ms" in out
-    assert out.count("wait per step, median step and mean") == 2  # 2 ranks, and overlapped
-
-
-def test_each_repeat_is_set_against_the_ceiling_of_its_own_repeat(capsys):
-    def runs(*speeds):
-        return [{"sentences_per_sec": s} for s in speeds]
-
-    def table(speeds):
-        ranks = [{"rank": r, "threads": 1, "wait_median_ms": 0.0,
-                  "ms": {"data": 0.4, "forward": 15.0, "backward": 18.0, "wait": 0.0,
-                         "allreduce": 1.0, "optimizer": 0.9}} for r in range(2)]
-        return {"runs": runs(*speeds), "median": sorted(speeds)[len(speeds) // 2],
-                "efficiency": 0.9, "profile": {"ranks": ranks}, "verdict": "no usual cause"}
-
-    # the third repeat ran in a slow spell: slow for both, so its ratio is still high
-    tables = {"results": {"1": table([100, 100, 60]), "2": table([190, 196, 114])},
-              "ceiling": {"2": table([200, 200, 120])}, "overlap": {"2": table([180, 200, 96])},
-              "gc_off": {}, "other": {}, "whole": {}, "given_back": {}, "speed": {}}
-    against_ceiling(tables)
-    two = tables["results"]["2"]
-    assert two["of_ceiling_repeats"] == [0.95, 0.98, 0.95]
-    assert two["of_ceiling"] == 0.95
-    assert tables["overlap"]["2"]["of_ceiling_repeats"] == [0.9, 1.0, 0.8]
-    assert two["overlap_of_ceiling"] == 0.9
-    print_report(parse_args(["--overlap"]), tables)
-    out = capsys.readouterr().out
-    assert "0.950   (per repeat: 0.950, 0.980, 0.950)" in out
-    assert "(per repeat: 0.900, 1.000, 0.800)" in out
 
 
 def test_floor_runs_in_every_repeat_for_steps_as_long_as_the_k_rank_runs(monkeypatch, tmp_path):

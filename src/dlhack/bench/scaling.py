@@ -24,6 +24,8 @@ what communication and waiting leave: the table gives its median, then each repe
 with the ceiling run of the same repeat: their spread is the machine's noise). ``--floor`` runs,
 in each repeat, ``dlhack.bench.sync_floor`` for steps as long as the k-rank run's: what a barrier
 after every step costs equal work on this machine, with nothing to send and nothing uneven.
+Each row's breakdown per step is its median run's; the line under them sets every phase of the
+k-rank run against the ceiling's in the same repeat (``scaling_report.paired_phases``).
 ``--overlap`` and each ``--compare-*`` flag add a k-rank run with one ``dlhack train`` setting
 changed (``--help`` names it), printed beside the plain run; with ``--overlap``, "backward"
 includes the communication it hides.
@@ -45,6 +47,7 @@ from dlhack.atomic import write_json
 from dlhack.bench import sync_floor
 from dlhack.bench.model import blas_info
 from dlhack.bench.scaling_plot import plot
+from dlhack.bench.scaling_report import against_ceiling, paired_phases, print_report
 from dlhack.jobs.mpiexec import mpiexec_command
 
 
@@ -214,65 +217,6 @@ def run_repeats(args, out):
     return (*tables, floors)
 
 
-def against_ceiling(tables):
-    """Each repeat's k-rank run over the ceiling run of that repeat, as ``of_ceiling``."""
-    results = tables["results"]
-    for key, c in tables["ceiling"].items():
-        results[key]["ceiling_efficiency"] = c["efficiency"]
-        for name, table in (("of_ceiling", results), ("overlap_of_ceiling", tables["overlap"]),
-                            ("gc_off_of_ceiling", tables["gc_off"]),
-                            ("other_of_ceiling", tables["other"]),
-                            ("whole_of_ceiling", tables["whole"]),
-                            ("given_back_of_ceiling", tables["given_back"]),
-                            ("speed_of_ceiling", tables["speed"])):
-            if key in table:
-                each = [m["sentences_per_sec"] / a["sentences_per_sec"]
-                        for m, a in zip(table[key]["runs"], c["runs"])]
-                table[key]["of_ceiling_repeats"] = each
-                table[key]["of_ceiling"] = statistics.median(each)
-                results[key][name] = table[key]["of_ceiling"]
-
-
-VARIANTS = (("overlapped", "overlap"), ("Python gc", "gc_off"), ("other comm.", "other"),
-            ("whole update", "whole"), ("memory given back", "given_back"),
-            ("speed shares", "speed"), ("alone (ceiling)", "ceiling"))
-
-
-def print_report(args, tables):
-    """The table of throughput and efficiencies, then each run's breakdown per step."""
-    results = tables["results"]
-    one = results["1"]["median"]
-    print(f"\n{'run':>18} {'sentences/s':>12} {'speed-up':>9} {'efficiency':>11} "
-          f"{'of ceiling':>11}")
-    for k in args.ranks:
-        rows = [(f"{k} rank(s)", results)] + [(f"{k} {name}", tables[key])
-                                              for name, key in VARIANTS if str(k) in tables[key]]
-        for label, table in rows:
-            r = table[str(k)]
-            frac = f"{r['of_ceiling']:>11.3f}" if "of_ceiling" in r else f"{'':>11}"
-            each = ", ".join(f"{x:.3f}" for x in r.get("of_ceiling_repeats", []))
-            each = f"   (per repeat: {each})" if each else ""
-            print(f"{label:>18} {r['median']:>12.1f} {r['median'] / one:>9.2f} "
-                  f"{r['efficiency']:>11.3f} {frac}{each}")
-    titles = {"overlap": "overlapped (backward includes the allreduce it hides)",
-              "gc_off": "with Python's own garbage collector (--gc-every 0)",
-              "other": f"with --communicator {args.compare_communicator}",
-              "whole": "with --no-shard-update (every rank takes the whole optimizer step)",
-              "given_back": "with --no-keep-memory (freed memory goes back to the OS)",
-              "speed": "with --balance-speed (shares that follow each rank's speed)",
-              "ceiling": "alone, side by side (no MPI)"}
-    for k in args.ranks:
-        profile = results[str(k)]["profile"]
-        print(f"\n{k} rank(s), ms per step:\n{step_profile.format_breakdown(profile)}")
-        if k > 1:
-            print(f"{step_profile.format_waits(profile)}\n{results[str(k)]['verdict']}")
-        for key, title in ((key, title) for key, title in titles.items() if str(k) in tables[key]):
-            profile = tables[key][str(k)]["profile"]
-            waits = "" if key == "ceiling" else "\n" + step_profile.format_waits(profile)
-            print(f"{k} {'processes' if key == 'ceiling' else 'rank(s)'} {title}, "
-                  f"ms per step:\n{step_profile.format_breakdown(profile)}{waits}")
-
-
 def main(argv=None):
     args = parse_args(argv)
     out = Path(args.out)
@@ -283,6 +227,7 @@ def main(argv=None):
              "other": other, "whole": whole, "given_back": given_back, "speed": speed}
     tables = {key: summarise(table, runs, args) for key, table in named.items()}
     against_ceiling(tables)
+    paired_phases(tables)
     print_report(args, tables)
     floor = {str(k): sync_floor.report(f, tables["results"][str(k)].get("of_ceiling"), k)
              for k, f in floors.items()}

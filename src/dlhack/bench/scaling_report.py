@@ -1,0 +1,95 @@
+"""``dlhack bench scaling``'s report: each run against the ceiling of its own repeat, the
+table, each run's breakdown per step, and where the k-rank step's time goes beyond its ceiling's.
+
+The breakdowns printed under the table are each row's median run (by throughput), so two rows'
+tables may come from different repeats, minutes apart on a noisy machine. ``paired_phases``
+compares them repeat by repeat instead: each phase of the k-rank run less the same phase of
+the ceiling run of the same repeat, and the median of those differences over the repeats.
+"""
+import statistics
+
+from dlhack import step_profile
+from dlhack.step_profile import PHASES
+
+
+def paired_phases(tables):
+    """For every k with a ceiling, ``results[k]["paired_ms"]``: per phase (and "step", the
+    whole), the median over repeats of the k-rank run's mean ms per step less its ceiling's
+    in the same repeat; with "ceiling_step", the ceiling's median step."""
+    for key, ceiling in tables["ceiling"].items():
+        runs = tables["results"][key]["runs"]
+        pairs = [(step_profile.mean_breakdown(r["profile"]),
+                  step_profile.mean_breakdown(c["profile"])) for r, c in zip(runs, ceiling["runs"])]
+        paired = {p: statistics.median(r[p] - c[p] for r, c in pairs) for p in PHASES}
+        paired["step"] = statistics.median(sum(r.values()) - sum(c.values()) for r, c in pairs)
+        paired["ceiling_step"] = statistics.median(sum(c.values()) for _, c in pairs)
+        tables["results"][key]["paired_ms"] = paired
+
+
+def format_paired(k, paired):
+    """One line: where the k-rank step's time goes beyond its ceiling's (``paired_phases``)."""
+    phases = ", ".join(f"{p} {paired[p]:+.1f}" for p in PHASES)
+    return (f"{k} rank(s) against the ceiling of the same repeat, ms per step (median of the "
+            f"repeats' differences): {phases}; the step {paired['step']:+.1f} ms of "
+            f"{paired['ceiling_step']:.1f} ({paired['step'] / paired['ceiling_step']:+.1%})")
+
+
+def against_ceiling(tables):
+    """Each repeat's k-rank run over the ceiling run of that repeat, as ``of_ceiling``."""
+    results = tables["results"]
+    for key, c in tables["ceiling"].items():
+        results[key]["ceiling_efficiency"] = c["efficiency"]
+        for name, table in (("of_ceiling", results), ("overlap_of_ceiling", tables["overlap"]),
+                            ("gc_off_of_ceiling", tables["gc_off"]),
+                            ("other_of_ceiling", tables["other"]),
+                            ("whole_of_ceiling", tables["whole"]),
+                            ("given_back_of_ceiling", tables["given_back"]),
+                            ("speed_of_ceiling", tables["speed"])):
+            if key in table:
+                each = [m["sentences_per_sec"] / a["sentences_per_sec"]
+                        for m, a in zip(table[key]["runs"], c["runs"])]
+                table[key]["of_ceiling_repeats"] = each
+                table[key]["of_ceiling"] = statistics.median(each)
+                results[key][name] = table[key]["of_ceiling"]
+
+
+VARIANTS = (("overlapped", "overlap"), ("Python gc", "gc_off"), ("other comm.", "other"),
+            ("whole update", "whole"), ("memory given back", "given_back"),
+            ("speed shares", "speed"), ("alone (ceiling)", "ceiling"))
+
+
+def print_report(args, tables):
+    """The table of throughput and efficiencies, then each run's breakdown per step."""
+    results = tables["results"]
+    one = results["1"]["median"]
+    print(f"\n{'run':>18} {'sentences/s':>12} {'speed-up':>9} {'efficiency':>11} "
+          f"{'of ceiling':>11}")
+    for k in args.ranks:
+        rows = [(f"{k} rank(s)", results)] + [(f"{k} {name}", tables[key])
+                                              for name, key in VARIANTS if str(k) in tables[key]]
+        for label, table in rows:
+            r = table[str(k)]
+            frac = f"{r['of_ceiling']:>11.3f}" if "of_ceiling" in r else f"{'':>11}"
+            each = ", ".join(f"{x:.3f}" for x in r.get("of_ceiling_repeats", []))
+            each = f"   (per repeat: {each})" if each else ""
+            print(f"{label:>18} {r['median']:>12.1f} {r['median'] / one:>9.2f} "
+                  f"{r['efficiency']:>11.3f} {frac}{each}")
+    titles = {"overlap": "overlapped (backward includes the allreduce it hides)",
+              "gc_off": "with Python's own garbage collector (--gc-every 0)",
+              "other": f"with --communicator {args.compare_communicator}",
+              "whole": "with --no-shard-update (every rank takes the whole optimizer step)",
+              "given_back": "with --no-keep-memory (freed memory goes back to the OS)",
+              "speed": "with --balance-speed (shares that follow each rank's speed)",
+              "ceiling": "alone, side by side (no MPI)"}
+    for k in args.ranks:
+        profile = results[str(k)]["profile"]
+        print(f"\n{k} rank(s), ms per step:\n{step_profile.format_breakdown(profile)}")
+        if k > 1:
+            print(f"{step_profile.format_waits(profile)}\n{results[str(k)]['verdict']}")
+        for key, title in ((key, title) for key, title in titles.items() if str(k) in tables[key]):
+            profile = tables[key][str(k)]["profile"]
+            waits = "" if key == "ceiling" else "\n" + step_profile.format_waits(profile)
+            print(f"{k} {'processes' if key == 'ceiling' else 'rank(s)'} {title}, "
+                  f"ms per step:\n{step_profile.format_breakdown(profile)}{waits}")
+        if "paired_ms" in results[str(k)]:  # the tables above may come from other repeats
+            print(format_paired(k, results[str(k)]["paired_ms"]))
