@@ -71,7 +71,8 @@ def test_phases_are_set_against_the_ceiling_of_the_same_repeat(capsys):
     alone = [run(14.0, 0.0), run(19.5, 0.0), run(24.0, 0.0)]
     tables = {"results": {"1": table([run(14.0, 0.0)] * 3), "2": table(ranks)},
               "ceiling": {"2": table(alone)}, "overlap": {}, "gc_off": {}, "other": {},
-              "whole": {}, "given_back": {}, "speed": {}}
+              "whole": {}, "given_back": {},
+              "speed": {"2": table([run(14.5, 0.1), run(19.5, 0.3), run(24.0, 0.2)])}}
     against_ceiling(tables)
     paired_phases(tables)
     paired = tables["results"]["2"]["paired_ms"]
@@ -80,8 +81,11 @@ def test_phases_are_set_against_the_ceiling_of_the_same_repeat(capsys):
     assert paired["step"] == pytest.approx(1.5)  # 1.5, 1.5, 1.2
     assert paired["ceiling_step"] == pytest.approx(23.5)  # 18.0, 23.5, 28.0
     assert "1" not in tables["ceiling"] and "paired_ms" not in tables["results"]["1"]
-    print_report(parse_args([]), tables)
+    speed = tables["speed"]["2"]["paired_ms"]  # a variant, against the same ceiling runs
+    assert speed["forward"] == pytest.approx(0.0) and speed["wait"] == pytest.approx(0.2)
+    print_report(parse_args(["--compare-speed"]), tables)
     out = capsys.readouterr().out
     assert ("2 rank(s) against the ceiling of the same repeat, ms per step (median of the "
-            "repeats' differences): data +0.0, forward +1.0, backward +0.0, wait +0.5") in out
-    assert "the step +1.5 ms of 23.5 (+6.4%)" in out
+            "repeats' differences):\n         2 rank(s): data +0.0, forward +1.0, backward "
+            "+0.0, wait +0.5, allreduce +0.0, optimizer +0.0; the step +1.5 ms of 23.5 "
+            "(+6.4%)\n      speed shares: data +0.0, forward +0.0") in out

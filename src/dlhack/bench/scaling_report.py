@@ -13,24 +13,28 @@ from dlhack.step_profile import PHASES
 
 
 def paired_phases(tables):
-    """For every k with a ceiling, ``results[k]["paired_ms"]``: per phase (and "step", the
-    whole), the median over repeats of the k-rank run's mean ms per step less its ceiling's
-    in the same repeat; with "ceiling_step", the ceiling's median step."""
+    """For every k with a ceiling, ``paired_ms`` in each run's figures at k (the plain run's
+    and each variant's): per phase (and "step", the whole), the median over repeats of the run's
+    mean ms per step less its ceiling's in the same repeat; with "ceiling_step", the ceiling's
+    median step."""
     for key, ceiling in tables["ceiling"].items():
-        runs = tables["results"][key]["runs"]
-        pairs = [(step_profile.mean_breakdown(r["profile"]),
-                  step_profile.mean_breakdown(c["profile"])) for r, c in zip(runs, ceiling["runs"])]
-        paired = {p: statistics.median(r[p] - c[p] for r, c in pairs) for p in PHASES}
-        paired["step"] = statistics.median(sum(r.values()) - sum(c.values()) for r, c in pairs)
-        paired["ceiling_step"] = statistics.median(sum(c.values()) for _, c in pairs)
-        tables["results"][key]["paired_ms"] = paired
+        alone = [step_profile.mean_breakdown(c["profile"]) for c in ceiling["runs"]]
+        for name, table in tables.items():
+            if name == "ceiling" or key not in table:
+                continue
+            pairs = list(zip((step_profile.mean_breakdown(r["profile"])
+                              for r in table[key]["runs"]), alone))
+            paired = {p: statistics.median(r[p] - c[p] for r, c in pairs) for p in PHASES}
+            paired["step"] = statistics.median(sum(r.values()) - sum(c.values())
+                                               for r, c in pairs)
+            paired["ceiling_step"] = statistics.median(sum(c.values()) for _, c in pairs)
+            table[key]["paired_ms"] = paired
 
 
-def format_paired(k, paired):
-    """One line: where the k-rank step's time goes beyond its ceiling's (``paired_phases``)."""
+def format_paired(label, paired):
+    """One line: where a run's step goes beyond its ceiling's (``paired_phases``)."""
     phases = ", ".join(f"{p} {paired[p]:+.1f}" for p in PHASES)
-    return (f"{k} rank(s) against the ceiling of the same repeat, ms per step (median of the "
-            f"repeats' differences): {phases}; the step {paired['step']:+.1f} ms of "
+    return (f"{label}: {phases}; the step {paired['step']:+.1f} ms of "
             f"{paired['ceiling_step']:.1f} ({paired['step'] / paired['ceiling_step']:+.1%})")
 
 
@@ -91,5 +95,11 @@ def print_report(args, tables):
             waits = "" if key == "ceiling" else "\n" + step_profile.format_waits(profile)
             print(f"{k} {'processes' if key == 'ceiling' else 'rank(s)'} {title}, "
                   f"ms per step:\n{step_profile.format_breakdown(profile)}{waits}")
-        if "paired_ms" in results[str(k)]:  # the tables above may come from other repeats
-            print(format_paired(k, results[str(k)]["paired_ms"]))
+        paired = [(f"{k} rank(s)" if key == "results" else name, tables[key][str(k)])
+                  for name, key in (("", "results"), *VARIANTS) if str(k) in tables[key]]
+        if any("paired_ms" in figures for _, figures in paired):  # the tables above may
+            print(f"{k} rank(s) against the ceiling of the same repeat, ms per step (median "
+                  "of the repeats' differences):")            # come from other repeats
+            for label, figures in paired:
+                if "paired_ms" in figures:
+                    print(format_paired(f"{label:>18}", figures["paired_ms"]))
