@@ -19,9 +19,7 @@ def paired_phases(tables):
     median step."""
     for key, ceiling in tables["ceiling"].items():
         alone = [step_profile.mean_breakdown(c["profile"]) for c in ceiling["runs"]]
-        for name, table in tables.items():
-            if name == "ceiling" or key not in table:
-                continue
+        for _, table in set_against(tables, key):
             pairs = list(zip((step_profile.mean_breakdown(r["profile"])
                               for r in table[key]["runs"]), alone))
             paired = {p: statistics.median(r[p] - c[p] for r, c in pairs) for p in PHASES}
@@ -39,27 +37,30 @@ def format_paired(label, paired):
 
 
 def against_ceiling(tables):
-    """Each repeat's k-rank run over the ceiling run of that repeat, as ``of_ceiling``."""
+    """Each repeat's k-rank run over the ceiling run of that repeat, as ``of_ceiling`` (and,
+    in the plain run's figures, a variant's as ``<variant>_of_ceiling``)."""
     results = tables["results"]
     for key, c in tables["ceiling"].items():
         results[key]["ceiling_efficiency"] = c["efficiency"]
-        for name, table in (("of_ceiling", results), ("overlap_of_ceiling", tables["overlap"]),
-                            ("gc_off_of_ceiling", tables["gc_off"]),
-                            ("other_of_ceiling", tables["other"]),
-                            ("whole_of_ceiling", tables["whole"]),
-                            ("given_back_of_ceiling", tables["given_back"]),
-                            ("speed_of_ceiling", tables["speed"])):
-            if key in table:
-                each = [m["sentences_per_sec"] / a["sentences_per_sec"]
-                        for m, a in zip(table[key]["runs"], c["runs"])]
-                table[key]["of_ceiling_repeats"] = each
-                table[key]["of_ceiling"] = statistics.median(each)
-                results[key][name] = table[key]["of_ceiling"]
+        for name, table in set_against(tables, key):
+            each = [m["sentences_per_sec"] / a["sentences_per_sec"]
+                    for m, a in zip(table[key]["runs"], c["runs"])]
+            table[key]["of_ceiling_repeats"] = each
+            table[key]["of_ceiling"] = statistics.median(each)
+            results[key]["of_ceiling" if name == "results" else f"{name}_of_ceiling"] = (
+                table[key]["of_ceiling"])
 
 
 VARIANTS = (("overlapped", "overlap"), ("Python gc", "gc_off"), ("other comm.", "other"),
             ("whole update", "whole"), ("memory given back", "given_back"),
             ("speed shares", "speed"), ("alone (ceiling)", "ceiling"))
+
+
+def set_against(tables, key):
+    """``[(name, table)]`` of the runs at ``key`` ranks that the ceiling is set against: the
+    plain run ("results"), then each variant that ran."""
+    names = ["results"] + [name for _, name in VARIANTS if name != "ceiling"]
+    return [(name, tables[name]) for name in names if key in tables[name]]
 
 
 def print_report(args, tables):

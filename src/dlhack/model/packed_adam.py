@@ -14,7 +14,7 @@ order, so the same numbers) in place, in cache-sized chunks, each gradient read 
 backward left it (a gradient buffer of its own would cost a copy per step and memory of the
 model's size).
 
-Costs: no temporaries beyond one chunk; about a dozen passes over chunks that stay in cache.
+Costs: no temporaries beyond two chunks (the second holds a sum of slots, sharded.py); about a dozen passes over chunks that stay in cache.
 Where ``dlhack.model.ckernels`` builds its C (float32 on a CPU), one pass over each parameter
 instead, the same operations rounded differently (float tolerance, not the same bits), about
 2.5 times faster; ``DLHACK_KERNELS=numpy`` keeps the numpy passes.
@@ -47,7 +47,7 @@ class PackedAdam(chainer.optimizers.Adam):
         sizes = [p.size for p in self._params]
         self._bounds = np.concatenate([[0], np.cumsum(sizes)])
         n, dtype = int(self._bounds[-1]), self._params[0].dtype
-        self._scratch, self._sum = xp.empty(min(n, CHUNK), dtype), None  # _sum: on first use
+        self._scratch, self._sum = (xp.empty(min(n, CHUNK), dtype) for _ in range(2))
         self.place(xp.empty(n, dtype), xp.zeros(n, dtype), xp.zeros(n, dtype))
         return self
 
@@ -125,8 +125,6 @@ class PackedAdam(chainer.optimizers.Adam):
             pointers = (ctypes.c_void_p * len(slots))(*map(address, slots))
             lib.adam_update_sum(end - begin, len(slots), pointers, begin, *at, *step)
             return
-        if self._sum is None:
-            self._sum = np.empty_like(self._scratch)
         for start in range(begin, end, CHUNK):
             stop = min(start + CHUNK, end)
             g = self._sum[:stop - start]
