@@ -14,7 +14,8 @@ order, so the same numbers) in place, in cache-sized chunks, each gradient read 
 backward left it (a gradient buffer of its own would cost a copy per step and memory of the
 model's size).
 
-Costs: no temporaries beyond two chunks (the second holds a sum of slots, sharded.py); about a dozen passes over chunks that stay in cache.
+Costs: no temporaries beyond two chunks (the second adds the sharded update's slots); about a
+dozen passes over chunks that stay in cache.
 Where ``dlhack.model.ckernels`` builds its C (float32 on a CPU), one pass over each parameter
 instead, the same operations rounded differently (float tolerance, not the same bits), about
 2.5 times faster; ``DLHACK_KERNELS=numpy`` keeps the numpy passes.
