@@ -1,9 +1,16 @@
 """``dlhack bench scaling``'s report (dlhack.bench.scaling_report): every repeat against its own
-ceiling, the wait under each run, and the phases compared repeat by repeat."""
+ceiling, the wait under each run, and the phases and the wait compared repeat by repeat with the
+ceiling and the machine's floor."""
 import pytest
 
 from dlhack.bench.scaling import parse_args
-from dlhack.bench.scaling_report import against_ceiling, paired_phases, print_report
+from dlhack.bench.scaling_report import (
+    against_ceiling,
+    paired_phases,
+    print_report,
+    print_waits,
+    waits_against_floor,
+)
 from dlhack.step_profile import PHASES
 
 
@@ -89,3 +96,30 @@ def test_phases_are_set_against_the_ceiling_of_the_same_repeat(capsys):
             "repeats' differences):\n         2 rank(s): data +0.0, forward +1.0, backward "
             "+0.0, wait +0.5, allreduce +0.0, optimizer +0.0; the step +1.5 ms of 23.5 "
             "(+6.4%)\n      speed shares: data +0.0, forward +0.0") in out
+
+
+def test_the_wait_is_set_against_the_floor_of_the_same_repeat(capsys):
+    """The floor's equal products wait too: each run's wait share less the floor's of its own
+    repeat. Unpaired (the median run less the median floor), the plain run would be 1 point
+    beyond the floor, not 0.5."""
+    def run(*waits):  # every rank's phases add up to a 40 ms step
+        ranks = [{"rank": r, "ms": {**dict.fromkeys(PHASES, 1.0), "data": 0.0, "forward": 18.0,
+                                    "backward": 20.0 - w, "wait": w}}
+                 for r, w in enumerate(waits)]
+        return {"profile": {"ranks": ranks}}
+
+    tables = {"results": {"2": {"runs": [run(0.8, 1.6), run(1.2, 2.8), run(0.4, 1.2)]}},
+              "speed": {"2": {"runs": [run(0.4, 0.4)] * 3}}, "overlap": {}, "gc_off": {},
+              "other": {}, "whole": {}, "given_back": {}}
+    floors = [{"step_ms": 50.0, "wait_ms": w} for w in ([1.0, 1.5], [0.5, 1.5], [0.5, 1.0])]
+    waits = waits_against_floor(tables, "2", floors)
+    assert waits["floor"] == pytest.approx((0.02, 0.03))  # means 2.5, 2, 1.5%; most 3, 3, 2%
+    plain = waits["results"]  # means 3, 5, 2%; most 4, 7, 3%
+    assert (plain["mean"], plain["most"]) == pytest.approx((0.03, 0.04))
+    assert plain["beyond"] == pytest.approx(0.005)  # 0.5, 3, 0.5 points
+    assert waits["speed"]["beyond"] == pytest.approx(-0.01)  # 1% against 2.5, 2, 1.5%
+    print_waits("2", waits)
+    out = capsys.readouterr().out
+    assert ("the floor: 2.0% (3.0%)\n         2 rank(s): 3.0% (4.0%); beyond the floor of "
+            "its repeat, +0.5 points\n      speed shares: 1.0% (1.0%); beyond the floor of its "
+            "repeat, -1.0 points") in out

@@ -23,7 +23,9 @@ no MPI in a step), and adds up their throughput. The k-rank throughput over that
 what communication and waiting leave: the table gives its median, then each repeat's (paired
 with the ceiling run of the same repeat: their spread is the machine's noise). ``--floor`` runs,
 in each repeat, ``dlhack.bench.sync_floor`` for steps as long as the k-rank run's: what a barrier
-after every step costs equal work on this machine, with nothing to send and nothing uneven.
+after every step costs equal work on this machine, with nothing to send and nothing uneven;
+the last lines set each run's wait beside the floor's of the same repeat
+(``scaling_report.waits_against_floor``).
 Each row's breakdown per step is its median run's; the line under them sets every phase of the
 k-rank run against the ceiling's in the same repeat (``scaling_report.paired_phases``).
 ``--overlap`` and each ``--compare-*`` flag add a k-rank run with one ``dlhack train`` setting
@@ -47,7 +49,13 @@ from dlhack.atomic import write_json
 from dlhack.bench import sync_floor
 from dlhack.bench.model import blas_info
 from dlhack.bench.scaling_plot import plot
-from dlhack.bench.scaling_report import against_ceiling, paired_phases, print_report
+from dlhack.bench.scaling_report import (
+    against_ceiling,
+    paired_phases,
+    print_report,
+    print_waits,
+    waits_against_floor,
+)
 from dlhack.jobs.mpiexec import mpiexec_command
 
 
@@ -231,6 +239,9 @@ def main(argv=None):
     print_report(args, tables)
     floor = {str(k): sync_floor.report(f, tables["results"][str(k)].get("of_ceiling"), k)
              for k, f in floors.items()}
+    for key, figures in floor.items():  # the wait beyond what equal work waits on this machine
+        figures["waits"] = waits_against_floor(tables, key, figures["repeats"])
+        print_waits(key, figures["waits"])
     for table in tables.values():
         for r in table.values():
             del r["runs"]

@@ -5,6 +5,8 @@ The breakdowns printed under the table are each row's median run (by throughput)
 tables may come from different repeats, minutes apart on a noisy machine. ``paired_phases``
 compares them repeat by repeat instead: each phase of the k-rank run less the same phase of
 the ceiling run of the same repeat, and the median of those differences over the repeats.
+``waits_against_floor`` does the same for the wait against the machine's own floor (``--floor``):
+equal matrix products with a barrier after each step wait too, on a machine whose cores jitter.
 """
 import statistics
 
@@ -49,6 +51,43 @@ def against_ceiling(tables):
             table[key]["of_ceiling"] = statistics.median(each)
             results[key]["of_ceiling" if name == "results" else f"{name}_of_ceiling"] = (
                 table[key]["of_ceiling"])
+
+
+def wait_shares(waits_ms, step_ms):
+    """``(mean, most)``: the ranks' waits per step as shares of the step, their mean and the
+    largest."""
+    shares = [w / step_ms for w in waits_ms]
+    return sum(shares) / len(shares), max(shares)
+
+
+def waits_against_floor(tables, key, floors):
+    """The wait of each run at ``key`` ranks (the plain run, then each variant) beside the
+    machine's floor (``sync_floor.measure``'s ``floors``, one per repeat), as shares of a step:
+    ``{"floor": (mean, most), name: {"mean", "most", "beyond"}}``, with the medians over the
+    repeats of the ranks' mean share and of the largest, and "beyond" the median over the
+    repeats of the run's mean share less the floor's of the same repeat."""
+    floor = [wait_shares(f["wait_ms"], f["step_ms"]) for f in floors]
+    result = {"floor": tuple(statistics.median(f[i] for f in floor) for i in (0, 1))}
+    for name, table in set_against(tables, key):
+        runs = [wait_shares([rank["ms"]["wait"] for rank in r["profile"]["ranks"]],
+                            sum(step_profile.mean_breakdown(r["profile"]).values()))
+                for r in table[key]["runs"]]
+        result[name] = {"mean": statistics.median(r[0] for r in runs),
+                        "most": statistics.median(r[1] for r in runs),
+                        "beyond": statistics.median(r[0] - f[0] for r, f in zip(runs, floor))}
+    return result
+
+
+def print_waits(key, waits):
+    """``waits_against_floor``'s figures, one line each."""
+    labels = dict(((name, label) for label, name in VARIANTS), results=f"{key} rank(s)")
+    mean, most = waits["floor"]
+    print(f"{key} rank(s), the wait as a share of the step (median of the repeats: the ranks' "
+          f"mean, and the rank that waits most):\n{'the floor':>18}: {mean:.1%} ({most:.1%})")
+    for name, figures in waits.items():
+        if name != "floor":
+            print(f"{labels[name]:>18}: {figures['mean']:.1%} ({figures['most']:.1%}); beyond "
+                  f"the floor of its repeat, {100 * figures['beyond']:+.1f} points")
 
 
 VARIANTS = (("overlapped", "overlap"), ("Python gc", "gc_off"), ("other comm.", "other"),
