@@ -78,13 +78,19 @@ def open_lab(page, hub, name):
 
 
 @contextlib.contextmanager
-def shots_on_failure(pages, prefix):
-    """On an exception, a screenshot of each learner's page (``result/browser/PREFIX_X_failure``)."""
+def shots_on_failure(pages, prefix, hub):
+    """On an exception, a screenshot of each learner's page (``result/browser/PREFIX_X_failure``),
+    and beside them, in ``PREFIX_failure.txt`` and on stdout, where each page was and the end of
+    the hub's log: a screenshot of an error page does not say which server served it."""
     try:
         yield
     except Exception:
+        where = [f"{name}: {page.url}" for name, page in pages.items()]
         for name, page in pages.items():
             page.screenshot(path=SHOTS / f"{prefix}_{name[-1]}_failure.png")
+        report = "\n".join(["each learner's page:", *where, "the hub's log:", hub.log(120)])
+        (SHOTS / f"{prefix}_failure.txt").write_text(report)
+        print(report)
         raise
 
 

@@ -108,7 +108,7 @@ def test_three_learners_hand_in_from_jupyterlab_and_read_their_feedback(trio, tm
         browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS,
                                      headless=True)
         pages = {}
-        with contextlib.closing(browser), shots_on_failure(pages, "handin"):
+        with contextlib.closing(browser), shots_on_failure(pages, "handin", hub):
             for name in who.values():  # all three spawn at once
                 pages[name] = log_in(browser, hub, name, passwords[name])
                 # leaving an edited notebook for the feedback page: JupyterLab asks; go

@@ -73,7 +73,7 @@ def test_two_learners_on_the_hub(room):
         browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS,
                                      headless=True)
         pages = {}
-        with contextlib.closing(browser), shots_on_failure(pages, "hub"):
+        with contextlib.closing(browser), shots_on_failure(pages, "hub", hub):
             for name, password in learners.accounts:  # both spawn at once
                 pages[name] = log_in(browser, hub, name, password)
             for name, page in pages.items():
