@@ -172,8 +172,10 @@ def test_c_python_m_mpi4py_aborts_at_once():
     result, output = run_plain([find_mpiexec(), "-n", "2", sys.executable, "-m", "mpi4py",
                                 str(SCRIPTS / "03_one_rank_raises_broken.py")], timeout=60)
     assert not result.timed_out and result.returncode != 0 and result.seconds < 30, output
+    # Ended at once although rank 0 waits for rank 1: the abort did it (without one, the
+    # test above hangs). MPICH's own "application called MPI_Abort" line is not asserted: it
+    # is forwarded by mpiexec as the job is torn down, and a busy machine has lost it.
     assert "TypeError: 'NoneType' object is not subscriptable" in output
-    assert "MPI_Abort" in output
 
 
 def test_c_dlhack_run_aborts_and_names_rank_1():
