@@ -1,5 +1,7 @@
-"""Keeping freed memory for reuse (dlhack.model.heap): glibc takes the settings, and a large
-block freed and allocated again no longer costs fresh page faults."""
+"""Keeping freed memory for reuse (dlhack.model.heap): glibc takes the settings, from mallopt or
+from the environment, and a large block freed and allocated again no longer costs fresh page
+faults."""
+import os
 import subprocess
 import sys
 
@@ -23,16 +25,22 @@ print(took, faults() - before, (8 << 20) // resource.getpagesize())
 
 
 def probe(mode):
+    from dlhack.model.heap import kept_memory_environment
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    if mode == "environment":  # no mallopt call: the variables alone, read at the first malloc
+        env.update(kept_memory_environment())
     out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True,
-                         check=True, cwd=ROOT).stdout.split()
+                         check=True, cwd=ROOT, env=env).stdout.split()
     return out[0], int(out[1]), int(out[2])
 
 
-@pytest.mark.parametrize("mode", ["keep", "default"])
+@pytest.mark.parametrize("mode", ["keep", "environment", "default"])
 def test_freed_blocks_are_reused_without_page_faults(mode):
     took, faults, pages = probe(mode)
     if mode == "keep":
         assert took == "True"  # glibc: both settings taken
+    if mode in ("keep", "environment"):
         assert faults < pages // 16, f"{faults} page faults for a block of {pages} pages"
     else:  # glibc's own thresholds: the block is given back and faulted in again, in part
         assert faults >= pages // 16, f"only {faults} faults without keep_freed_memory"

@@ -7,9 +7,13 @@ For each repeat it runs train_chainermn.py and train_dlhack.py (beside this file
 ranks, in alternating order, so that a slow spell of the machine falls on both libraries and
 both rank counts. Throughput is sentences per second over all ranks during training: iterations
 x batchsize x ranks, divided by the trainer's own elapsed_time at its last log entry (imports
-and corpus building left out). Each job has one BLAS thread per rank. The speed-up of a library
-is the median of its 2-rank runs over the median of its 1-rank runs; it prints a table and
-writes speedup.json.
+and corpus building left out). Each job has one BLAS thread per rank, and glibc keeps the
+memory a step frees for the next one (``dlhack.model.heap.kept_memory_environment``, what
+``dlhack train`` does from inside): otherwise how many pages each step faults in again depends on
+where the top of the heap happens to lie, which differs between the two scripts for reasons
+that have nothing to do with either library (even at 1 rank, where neither sends anything).
+The speed-up of a library is the median of its 2-rank runs over the median of its 1-rank runs;
+it prints a table and writes speedup.json.
 
 Every job is timed twice over: as the lesson runs it, with the dev set scored twice (edit 5
 splits that work over the ranks, but only training sentences are counted, so it can push the
@@ -25,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from dlhack.jobs.mpiexec import mpiexec_command
+from dlhack.model.heap import kept_memory_environment
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = {"chainermn": HERE / "train_chainermn.py", "dlhack.parallel": HERE / "train_dlhack.py"}
@@ -36,6 +41,7 @@ def throughput(script, n, args, out, evaluate=True):
                                    "--batchsize", args.batchsize, "--n-train", args.n_train,
                                    "--units", args.units, "--out", out,
                                    *([] if evaluate else ["--no-eval"])])
+    env.update(kept_memory_environment())
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, timeout=args.timeout)
     last = json.loads((Path(out) / "log").read_text())[-1]
     return args.iterations * args.batchsize * n / last["elapsed_time"]

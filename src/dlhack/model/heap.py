@@ -2,6 +2,7 @@
 
     keep_freed_memory()      # once, before training (FusedSeq2seq does it when made;
                              # dlhack train for every model, unless --no-keep-memory)
+    env.update(kept_memory_environment())   # the same for a child process, from its start
     kernel_usage()           # (seconds in the kernel, page faults, CPU seconds) so far
 
 A training step allocates, fills and frees its activations and gradients: some hundred MB of
@@ -28,9 +29,11 @@ import ctypes.util
 import resource
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
+MMAP_THRESHOLD = 32 << 20  # bytes: blocks up to this size come from the heap
+TRIM_THRESHOLD = 1 << 30   # bytes: free heap kept before glibc gives any back
 
 
-def keep_freed_memory(mmap_threshold=32 << 20, trim_threshold=1 << 30):
+def keep_freed_memory(mmap_threshold=MMAP_THRESHOLD, trim_threshold=TRIM_THRESHOLD):
     """Serve blocks up to ``mmap_threshold`` bytes from the heap and keep up to
     ``trim_threshold`` bytes of free heap; returns whether the C library took both."""
     try:
@@ -40,6 +43,16 @@ def keep_freed_memory(mmap_threshold=32 << 20, trim_threshold=1 << 30):
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and \
         bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
+
+
+def kept_memory_environment():
+    """The environment variables that make glibc keep freed memory in a child process from
+    its first allocation, as ``keep_freed_memory`` does in this one (mallopt(3) names them:
+    the trailing underscore is part of the name). For a program that does not call it itself,
+    such as the lesson scripts that ``lessons/scripts/03_chainermn/speedup.py`` times: where
+    the top of a heap happens to lie then no longer decides how many pages each step faults."""
+    return {"MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD),
+            "MALLOC_TRIM_THRESHOLD_": str(TRIM_THRESHOLD)}
 
 
 def kernel_usage():
