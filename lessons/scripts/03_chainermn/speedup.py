@@ -1,7 +1,7 @@
 """Lesson 3: the speed-up of the translator at 1 and 2 ranks, with ChainerMN and with
 dlhack.parallel, measured in one run.
 
-    python lessons/scripts/03_chainermn/speedup.py --repeats 3 --out result/speedup
+    python lessons/scripts/03_chainermn/speedup.py --repeats 5 --out result/speedup
 
 For each repeat it runs train_chainermn.py and train_dlhack.py (beside this file) at 1 and at 2
 ranks, in alternating order, so that a slow spell of the machine falls on both libraries and
@@ -14,12 +14,6 @@ where the top of the heap happens to lie, which differs between the two scripts 
 that have nothing to do with either library (even at 1 rank, where neither sends anything).
 The speed-up of a library is the median of its 2-rank runs over the median of its 1-rank runs;
 it prints a table and writes speedup.json.
-
-By default every job trains on whole epochs: 128 steps of 32 sentences per rank, from 4,096
-sentences, is one epoch at 1 rank and two of each rank's 2,048 at 2 ranks. The 2-rank jobs then
-train on the same sentences as the 1-rank job, as often, so a sentence is the same work in
-both; after a part of an epoch the bucketed batches seen so far can be shorter or longer on
-average than the corpus, and sentences per second would favour one rank count.
 
 Every job is timed twice over: as the lesson runs it, with the dev set scored twice (edit 5
 splits that work over the ranks, but only training sentences are counted, so it can push the
@@ -56,9 +50,9 @@ def throughput(script, n, args, out, evaluate=True):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-i", "--iterations", type=int, default=128, help="training steps per job")
+    p.add_argument("-i", "--iterations", type=int, default=40, help="training steps per job")
     p.add_argument("-b", "--batchsize", type=int, default=32, help="sentences per rank per step")
-    p.add_argument("--n-train", type=int, default=4096, help="embedded corpus size")
+    p.add_argument("--n-train", type=int, default=4000, help="embedded corpus size")
     p.add_argument("-u", "--units", type=int, default=64)
     p.add_argument("-r", "--repeats", type=int, default=3, help="runs of each (library, ranks)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per job")
