@@ -27,7 +27,6 @@ def main(argv=None):
     p.add_argument("--units", type=int, default=64)
     p.add_argument("--batchsize", type=int, default=32)
     p.add_argument("--iterations", type=int, default=40)
-    p.add_argument("--no-eval", action="store_true", help="skip the dev set (speedup.py)")
     p.add_argument("--gpu", action="store_true")
     p.add_argument("--out", default="result")
     p.add_argument("--communicator", default="naive")  # MN (1) "pure_nccl" on GPUs
@@ -53,8 +52,7 @@ def main(argv=None):
     evaluator = extensions.Evaluator(dev_iter, model, converter=convert, device=device)
     evaluator = chainermn.create_multi_node_evaluator(evaluator, comm)  # MN (5) mean of rank means
     every = (max(1, args.iterations // 2), "iteration")
-    if not args.no_eval:
-        trainer.extend(evaluator, trigger=every)
+    trainer.extend(evaluator, trigger=every)
     if comm.rank == 0:  # MN (6) only rank 0 reports
         trainer.extend(extensions.LogReport(trigger=every))
         trainer.extend(extensions.PrintReport(

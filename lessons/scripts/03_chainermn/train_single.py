@@ -26,7 +26,6 @@ def main(argv=None):
     p.add_argument("--units", type=int, default=64)
     p.add_argument("--batchsize", type=int, default=32)
     p.add_argument("--iterations", type=int, default=40)
-    p.add_argument("--no-eval", action="store_true", help="skip the dev set (speedup.py)")
     p.add_argument("--gpu", action="store_true")
     p.add_argument("--out", default="result")
     args = p.parse_args(argv)
@@ -48,8 +47,7 @@ def main(argv=None):
     dev_iter = BucketIterator(dev, 256, shuffle=False, repeat=False)
     evaluator = extensions.Evaluator(dev_iter, model, converter=convert, device=device)
     every = (max(1, args.iterations // 2), "iteration")
-    if not args.no_eval:
-        trainer.extend(evaluator, trigger=every)
+    trainer.extend(evaluator, trigger=every)
     trainer.extend(extensions.LogReport(trigger=every))
     trainer.extend(extensions.PrintReport(
         ["iteration", "main/loss", "validation/main/loss", "elapsed_time"]))
