@@ -78,13 +78,19 @@ def run_job(script, n, args, out):
     return {"job": sentences / elapsed, "steps": sentences / (elapsed - dev), "dev set": dev}
 
 
+def medians(runs):
+    """``{lib: {measure: (1-rank median, 2-rank median)}}`` over the repeats."""
+    return {lib: {measure: tuple(np.median([job[measure] for job in by[n]]) for n in (1, 2))
+                  for measure in MEASURES.values()} for lib, by in runs.items()}
+
+
 def speedups(runs):
     """Each library's speed-up by each measure: the 2-rank median over the 1-rank median (for
     the dev set, whose sentences are the same at any rank count: its seconds the other way)."""
     result = {key: {} for key in MEASURES}
-    for lib, by in runs.items():
+    for lib, by in medians(runs).items():
         for key, measure in MEASURES.items():
-            one, two = (np.median([job[measure] for job in by[n]]) for n in (1, 2))
+            one, two = by[measure]
             result[key][lib] = float(one / two if measure == "dev set" else two / one)
     return result
 
@@ -92,9 +98,10 @@ def speedups(runs):
 def print_table(runs, result):
     print(f"{'library':16} {'timed':>8} {'1 rank':>8} {'2 ranks':>8} {'speed-up':>9}  (medians: "
           "training sentences/s; the dev set: seconds)")
+    by_lib = medians(runs)
     for key, measure in MEASURES.items():
-        for lib, by in runs.items():
-            one, two = (np.median([job[measure] for job in by[n]]) for n in (1, 2))
+        for lib, by in by_lib.items():
+            one, two = by[measure]
             form = "8.2f" if measure == "dev set" else "8.0f"
             print(f"{lib:16} {measure:>8} {one:{form}} {two:{form}} {result[key][lib]:8.2f}x")
 
